@@ -1,0 +1,101 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import type { Router } from "express";
+import type { Pool } from "../db/pool.js";
+import { NotFoundError } from "../http/errors.js";
+import { z } from "../http/openapi.js";
+import { addRoute } from "../http/route.js";
+import { idParam, iso, isoTimestamp } from "../http/schemas.js";
+import { requireAdmin } from "./auth.js";
+import { generateApiKey, hashApiKey } from "./keys.js";
+import type { ApiKeyRow } from "./store.js";
+import { deleteApiKey, insertApiKey, listApiKeys } from "./store.js";
+
+const apiKeySchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    project_ids: z.array(z.number().int()).nullable().openapi({ description: "null: an admin key" }),
+    created_at: isoTimestamp,
+    last_used_at: isoTimestamp.nullable(),
+  })
+  .openapi("ApiKey");
+
+const createdApiKeySchema = apiKeySchema
+  .extend({ key: z.string().openapi({ description: "The key itself; shown only in this response" }) })
+  .openapi("CreatedApiKey");
+
+const createApiKeyBody = z
+  .strictObject({
+    name: z.string({ error: "name is required" }).trim().min(1, "name must not be empty").max(100),
+    project_ids: z
+      .array(idParam("project_ids[]"), { error: "project_ids must be an array of project ids" })
+      .min(1, "project_ids must name at least one project; omit it for an admin key")
+      .nullable()
+      .optional(),
+  })
+  .openapi("CreateApiKey");
+
+function toApiKeyJson(row: ApiKeyRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    project_ids: row.project_ids,
+    created_at: iso(row.created_at),
+    last_used_at: iso(row.last_used_at),
+  };
+}
+
+const tag = "API keys";
+
+/** Key management, an addition to the spec: admin keys issue project-scoped keys. */
+export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, pool: Pool): void {
+  addRoute(router, registry, {
+    method: "post",
+    path: "/api-keys",
+    tag,
+    summary: "Issue an API key: admin (no project_ids) or limited to the listed projects (admin key)",
+    body: createApiKeyBody,
+    responses: {
+      201: { description: "The key, shown only once", schema: createdApiKeySchema },
+      403: { description: "Not an admin key" },
+    },
+    handler: async ({ body, auth }) => {
+      requireAdmin(auth, "issue API keys");
+      const key = generateApiKey();
+      const projectIds = body.project_ids ? [...new Set(body.project_ids)] : null;
+      const row = await insertApiKey(pool, { name: body.name, keyHash: hashApiKey(key), projectIds });
+      return { status: 201, body: { ...toApiKeyJson(row), key } };
+    },
+  });
+
+  addRoute(router, registry, {
+    method: "get",
+    path: "/api-keys",
+    tag,
+    summary: "List API keys, without the keys themselves (admin key)",
+    responses: {
+      200: { description: "API keys", schema: z.array(apiKeySchema) },
+      403: { description: "Not an admin key" },
+    },
+    handler: async ({ auth }) => {
+      requireAdmin(auth, "list API keys");
+      return { status: 200, body: (await listApiKeys(pool)).map(toApiKeyJson) };
+    },
+  });
+
+  addRoute(router, registry, {
+    method: "delete",
+    path: "/api-keys/{api_key_id}",
+    tag,
+    summary: "Revoke an API key (admin key)",
+    params: z.object({ api_key_id: idParam("api_key_id") }),
+    responses: { 204: { description: "Revoked" }, 403: { description: "Not an admin key" } },
+    handler: async ({ params, auth }) => {
+      requireAdmin(auth, "revoke API keys");
+      if (!(await deleteApiKey(pool, params.api_key_id))) {
+        throw new NotFoundError(`API key ${params.api_key_id} not found.`);
+      }
+      return { status: 204 };
+    },
+  });
+}

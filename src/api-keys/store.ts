@@ -1,0 +1,62 @@
+import type { Queryable } from "../db/pool.js";
+
+export interface ApiKeyRow {
+  id: number;
+  name: string;
+  key_hash: Buffer;
+  project_ids: number[] | null;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+const columns = "id, name, key_hash, project_ids, created_at, last_used_at";
+
+export async function findApiKeyByHash(db: Queryable, keyHash: Buffer): Promise<ApiKeyRow | undefined> {
+  const { rows } = await db.query<ApiKeyRow>(`SELECT ${columns} FROM api_keys WHERE key_hash = $1`, [
+    keyHash,
+  ]);
+  return rows[0];
+}
+
+export async function insertApiKey(
+  db: Queryable,
+  key: { name: string; keyHash: Buffer; projectIds: number[] | null },
+): Promise<ApiKeyRow> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `INSERT INTO api_keys (name, key_hash, project_ids) VALUES ($1, $2, $3) RETURNING ${columns}`,
+    [key.name, key.keyHash, key.projectIds],
+  );
+  return rows[0] as ApiKeyRow;
+}
+
+/** Idempotent: a configured key is registered on every start; the second replica's insert is a no-op. */
+export async function ensureApiKey(db: Queryable, key: { name: string; keyHash: Buffer }): Promise<void> {
+  await db.query(
+    "INSERT INTO api_keys (name, key_hash, project_ids) VALUES ($1, $2, NULL) ON CONFLICT (key_hash) DO NOTHING",
+    [key.name, key.keyHash],
+  );
+}
+
+export async function countApiKeys(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ count: number }>("SELECT count(*)::int AS count FROM api_keys");
+  return rows[0]?.count ?? 0;
+}
+
+export async function listApiKeys(db: Queryable): Promise<ApiKeyRow[]> {
+  const { rows } = await db.query<ApiKeyRow>(`SELECT ${columns} FROM api_keys ORDER BY id DESC`);
+  return rows;
+}
+
+export async function deleteApiKey(db: Queryable, id: number): Promise<boolean> {
+  const { rowCount } = await db.query("DELETE FROM api_keys WHERE id = $1", [id]);
+  return rowCount === 1;
+}
+
+/** Coarse on purpose (one write a minute per key at most) so authentication stays a read. */
+export async function touchApiKey(db: Queryable, id: number): Promise<void> {
+  await db.query(
+    `UPDATE api_keys SET last_used_at = clock_timestamp()
+      WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < clock_timestamp() - interval '1 minute')`,
+    [id],
+  );
+}

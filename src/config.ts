@@ -1,0 +1,77 @@
+import { z } from "zod";
+
+// Every setting the process reads, parsed once at start-up. Each service receives only the part it
+// needs. Names are the environment variables documented in the README's configuration reference.
+const booleanFromEnv = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .transform((value) => value === "true" || value === "1" || value === "yes");
+
+const configSchema = z.object({
+  HOST: z.string().min(1).default("0.0.0.0"),
+  PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  DATA_DIR: z.string().min(1).default(".data"),
+  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65_535).default(5433),
+  API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
+  API_KEY_FILE: z.string().min(1).optional(),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
+  DELIVERY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
+  DELIVERY_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(2_000),
+  DELIVERY_RESPONSE_BODY_LIMIT_BYTES: z.coerce.number().int().min(0).max(1_048_576).default(4_096),
+  DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(true),
+});
+
+export type Env = z.input<typeof configSchema>;
+
+export interface Config {
+  http: { host: string; port: number };
+  logLevel: string;
+  database: { url: string | undefined; poolSize: number; dataDir: string; embeddedPort: number };
+  apiKey: { value: string | undefined; file: string | undefined };
+  shutdownTimeoutMs: number;
+  delivery: {
+    concurrency: number;
+    timeoutMs: number;
+    leaseMs: number;
+    pollIntervalMs: number;
+    responseBodyLimitBytes: number;
+    allowPrivateNetworks: boolean;
+  };
+}
+
+export class ConfigError extends Error {}
+
+/** Parses the environment; throws ConfigError naming every bad variable. Empty values count as unset. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+  const e = parsed.data;
+  return {
+    http: { host: e.HOST, port: e.PORT },
+    logLevel: e.LOG_LEVEL,
+    database: {
+      url: e.DATABASE_URL,
+      poolSize: e.DATABASE_POOL_SIZE,
+      dataDir: e.DATA_DIR,
+      embeddedPort: e.EMBEDDED_POSTGRES_PORT,
+    },
+    apiKey: { value: e.API_KEY, file: e.API_KEY_FILE },
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    delivery: {
+      concurrency: e.DELIVERY_CONCURRENCY,
+      timeoutMs: e.DELIVERY_TIMEOUT_MS,
+      leaseMs: e.DELIVERY_LEASE_MS,
+      pollIntervalMs: e.DELIVERY_POLL_INTERVAL_MS,
+      responseBodyLimitBytes: e.DELIVERY_RESPONSE_BODY_LIMIT_BYTES,
+      allowPrivateNetworks: e.DELIVERY_ALLOW_PRIVATE_NETWORKS,
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import pg from "pg";
+
+export type Pool = pg.Pool;
+/** Anything that runs a query: the pool, or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
+
+// bigint columns (ids, counts) come back as strings by default; every id we hand out fits in a JS
+// number (identity columns start at 1 and grow by 1), so parse them as numbers once, here.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+
+export function createPool(connectionString: string, max: number): Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  // An idle client losing its connection (database restart) must not crash the process; the pool
+  // replaces it on next use.
+  pool.on("error", () => {});
+  return pool;
+}
+
+/** Runs fn in a transaction on one client: committed when fn resolves, rolled back when it throws. */
+export async function withTransaction<T>(pool: Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,39 @@
+// SQLSTATE codes we act on, in one table: callers ask what an error means, never match its text.
+const sqlstates = {
+  uniqueViolation: "23505",
+  foreignKeyViolation: "23503",
+  duplicateTable: "42P07",
+  // Transient: the operation may succeed if tried again.
+  serializationFailure: "40001",
+  deadlockDetected: "40P01",
+  adminShutdown: "57P01",
+  cannotConnectNow: "57P03",
+  connectionFailure: "08006",
+  connectionDoesNotExist: "08003",
+} as const;
+
+const transient = new Set<string>([
+  sqlstates.serializationFailure,
+  sqlstates.deadlockDetected,
+  sqlstates.adminShutdown,
+  sqlstates.cannotConnectNow,
+  sqlstates.connectionFailure,
+  sqlstates.connectionDoesNotExist,
+]);
+
+function codeOf(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  return codeOf(error) === sqlstates.uniqueViolation;
+}
+
+export function isDuplicateTable(error: unknown): boolean {
+  return codeOf(error) === sqlstates.duplicateTable;
+}
+
+export function isTransientDatabaseError(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== undefined && (transient.has(code) || code === "ECONNREFUSED" || code === "ECONNRESET");
+}

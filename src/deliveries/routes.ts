@@ -1,0 +1,51 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import type { Router } from "express";
+import type { Pool } from "../db/pool.js";
+import { NotFoundError } from "../http/errors.js";
+import { z } from "../http/openapi.js";
+import { addRoute } from "../http/route.js";
+import { iso } from "../http/schemas.js";
+import { webhookParams } from "../webhooks/schemas.js";
+import { requireWebhook } from "../webhooks/service.js";
+import { deliveryParams, deliverySchema, listDeliveriesQuery } from "./schemas.js";
+import type { DeliveryRecordRow } from "./store.js";
+import { findDeliveryRecord, listDeliveryRecords } from "./store.js";
+
+const tag = "Deliveries";
+
+export function toDeliveryJson(row: DeliveryRecordRow) {
+  return { ...row, created_at: iso(row.created_at), delivered_at: iso(row.delivered_at) };
+}
+
+export function registerDeliveryRoutes(router: Router, registry: OpenAPIRegistry, pool: Pool): void {
+  addRoute(router, registry, {
+    method: "get",
+    path: "/projects/{project_id}/webhooks/{webhook_id}/deliveries",
+    tag,
+    summary: "List a webhook's delivery attempts, newest first (endpoint 7)",
+    params: webhookParams,
+    query: listDeliveriesQuery,
+    responses: { 200: { description: "Delivery records", schema: z.array(deliverySchema) } },
+    handler: async ({ params, query, auth }) => {
+      await requireWebhook(pool, auth, params.project_id, params.webhook_id);
+      const rows = await listDeliveryRecords(pool, params.webhook_id, query.limit);
+      return { status: 200, body: rows.map(toDeliveryJson) };
+    },
+  });
+
+  addRoute(router, registry, {
+    method: "get",
+    path: "/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}",
+    tag,
+    summary: "Get one delivery attempt with the full payload (endpoint 8)",
+    params: deliveryParams,
+    responses: { 200: { description: "The delivery record", schema: deliverySchema } },
+    handler: async ({ params, auth }) => {
+      await requireWebhook(pool, auth, params.project_id, params.webhook_id);
+      const row = await findDeliveryRecord(pool, params.webhook_id, params.delivery_id);
+      if (!row)
+        throw new NotFoundError(`Delivery ${params.delivery_id} not found for webhook ${params.webhook_id}.`);
+      return { status: 200, body: toDeliveryJson(row) };
+    },
+  });
+}

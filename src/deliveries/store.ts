@@ -1,0 +1,49 @@
+import type { Queryable } from "../db/pool.js";
+
+/** A finished attempt joined with the envelope it sent. */
+export interface DeliveryRecordRow {
+  id: number;
+  webhook_id: number;
+  event_type: string;
+  event_id: string;
+  payload: string;
+  success: boolean;
+  status_code: number;
+  response_body: string;
+  error_message: string | null;
+  attempt_number: number;
+  created_at: Date;
+  delivered_at: Date;
+}
+
+// Only finished attempts (state 'done') are delivery records in the API's sense; queued and in-flight
+// rows are the outbox, visible through the queue metrics instead.
+const recordSelect = `
+  SELECT d.id, d.webhook_id, d.event_type, d.event_id, e.envelope AS payload, d.success, d.status_code,
+         d.response_body, d.error_message, d.attempt_number, d.created_at, d.delivered_at
+    FROM deliveries d JOIN events e ON e.id = d.event_id`;
+
+export async function listDeliveryRecords(
+  db: Queryable,
+  webhookId: number,
+  limit: number,
+): Promise<DeliveryRecordRow[]> {
+  const { rows } = await db.query<DeliveryRecordRow>(
+    `${recordSelect} WHERE d.webhook_id = $1 AND d.state = 'done'
+      ORDER BY d.created_at DESC, d.id DESC LIMIT $2`,
+    [webhookId, limit],
+  );
+  return rows;
+}
+
+export async function findDeliveryRecord(
+  db: Queryable,
+  webhookId: number,
+  id: number,
+): Promise<DeliveryRecordRow | undefined> {
+  const { rows } = await db.query<DeliveryRecordRow>(
+    `${recordSelect} WHERE d.webhook_id = $1 AND d.id = $2 AND d.state = 'done'`,
+    [webhookId, id],
+  );
+  return rows[0];
+}

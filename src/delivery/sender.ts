@@ -1,0 +1,128 @@
+import { createHmac } from "node:crypto";
+import { STATUS_CODES } from "node:http";
+import { type Dispatcher, request } from "undici";
+import { DestinationRefusedError } from "./destination-policy.js";
+
+export interface OutboundDelivery {
+  url: string;
+  /** The envelope JSON text, sent byte for byte. */
+  body: string;
+  eventType: string;
+  deliveryId: number | string;
+  secret: string | null;
+}
+
+export interface DeliveryOutcome {
+  success: boolean;
+  /** The receiver's HTTP status, or 0 when no response was obtained. */
+  statusCode: number;
+  /** The response body, decoded as UTF-8 and truncated to the configured limit. */
+  responseBody: string;
+  errorMessage: string | null;
+  durationMs: number;
+}
+
+/** `sha256=` + hex HMAC-SHA256 of `<timestamp>.<body>` (spec §5.3). */
+export function signPayload(secret: string, timestamp: string, body: string): string {
+  return `sha256=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`;
+}
+
+// The message shapes of spec §7. The url is the webhook's own URL; secrets never appear here.
+export const connectionFailedMessage = (url: string): string =>
+  `Connection failed to ${url}. The receiver may not be running, the URL may be wrong, or the endpoint may not be listening on the right port.`;
+
+export const timeoutMessage = (url: string, timeoutMs: number): string =>
+  `Request timeout after ${timeoutMs / 1000} seconds. The endpoint ${url} did not respond in time; check that the receiver responds quickly.`;
+
+export const httpErrorMessage = (url: string, status: number): string =>
+  `HTTP ${status} error from ${url}: ${STATUS_CODES[status] ?? "Unknown Status"}. The endpoint rejected the request.`;
+
+export const destinationRefusedMessage = (url: string, reason: string): string =>
+  `Destination refused for ${url}: ${reason}.`;
+
+/** The DestinationRefusedError behind an undici error, looking through `cause` and AggregateError. */
+function findRefusal(err: unknown, depth = 0): DestinationRefusedError | null {
+  if (err instanceof DestinationRefusedError) return err;
+  if (!(err instanceof Error) || depth > 5) return null;
+  const inner = [err.cause, ...(err instanceof AggregateError ? err.errors : [])];
+  for (const candidate of inner) {
+    const found = findRefusal(candidate, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** Reads at most `limitBytes` of the body; the rest is discarded by destroying the stream. */
+async function readLimited(body: Dispatcher.ResponseData["body"], limitBytes: number, into: string[]) {
+  const decoder = new TextDecoder("utf-8");
+  let remaining = limitBytes;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    const part = chunk.length > remaining ? chunk.subarray(0, remaining) : chunk;
+    remaining -= part.length;
+    // stream: true holds back a multi-byte character cut by the limit instead of emitting U+FFFD.
+    into.push(decoder.decode(part, { stream: true }));
+    // Leaving the loop destroys the rest of the body (and its socket) instead of reading it all.
+    if (part.length < chunk.length) break;
+  }
+}
+
+export function createSender(opts: {
+  dispatcher: Dispatcher;
+  timeoutMs: number;
+  responseBodyLimitBytes: number;
+  userAgent?: string;
+}): (delivery: OutboundDelivery) => Promise<DeliveryOutcome> {
+  const userAgent = opts.userAgent ?? "webhook-operator";
+
+  return async function send(d) {
+    const started = performance.now();
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), opts.timeoutMs);
+    let statusCode = 0;
+    const bodyParts: string[] = [];
+    const outcome = (success: boolean, errorMessage: string | null): DeliveryOutcome => ({
+      success,
+      statusCode,
+      responseBody: bodyParts.join(""),
+      errorMessage,
+      durationMs: Math.round(performance.now() - started),
+    });
+    const answered = (): DeliveryOutcome =>
+      statusCode >= 200 && statusCode <= 299
+        ? outcome(true, null)
+        : outcome(false, httpErrorMessage(d.url, statusCode));
+
+    try {
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const headers: Record<string, string> = {
+        "content-type": "application/json",
+        "user-agent": userAgent,
+        "x-webhook-event": d.eventType,
+        "x-webhook-delivery": String(d.deliveryId),
+        "x-webhook-timestamp": timestamp,
+      };
+      if (d.secret !== null) headers["x-webhook-signature"] = signPayload(d.secret, timestamp, d.body);
+
+      // undici.request never follows redirects, so a 3xx is answered like any other non-2xx.
+      const response = await request(d.url, {
+        method: "POST",
+        body: d.body,
+        headers,
+        dispatcher: opts.dispatcher,
+        signal: timeout.signal,
+      });
+      statusCode = response.statusCode;
+      await readLimited(response.body, opts.responseBodyLimitBytes, bodyParts);
+      return answered();
+    } catch (err) {
+      if (timeout.signal.aborted) return outcome(false, timeoutMessage(d.url, opts.timeoutMs));
+      const refused = findRefusal(err);
+      if (refused) return outcome(false, destinationRefusedMessage(d.url, refused.reason));
+      // The receiver answered with a status and then broke off its body: the status stands.
+      if (statusCode !== 0) return answered();
+      return outcome(false, connectionFailedMessage(d.url));
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}

@@ -1,0 +1,36 @@
+import { z } from "../http/openapi.js";
+import { perPageQuery } from "../http/pagination.js";
+import { isoTimestamp } from "../http/schemas.js";
+
+export const deploymentStatuses = ["pending", "ready", "succeeded", "failed", "cancelled"] as const;
+export type DeploymentStatus = (typeof deploymentStatuses)[number];
+
+export const deploymentSchema = z
+  .object({
+    id: z.number().int(),
+    project_id: z.number().int(),
+    name: z.string().openapi({ description: "Name of the Kubernetes Deployment" }),
+    environment: z.string(),
+    branch: z.string().nullable(),
+    commit_sha: z.string().nullable(),
+    commit_message: z.string().nullable(),
+    url: z.string().nullable(),
+    status: z.enum(deploymentStatuses),
+    error_message: z.string().nullable(),
+    started_at: isoTimestamp.nullable(),
+    finished_at: isoTimestamp.nullable(),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+  })
+  .openapi("Deployment");
+
+export const deploymentListSchema = z
+  .object({
+    deployments: z.array(deploymentSchema),
+    total: z.number().int(),
+    page: z.number().int(),
+    per_page: z.number().int(),
+  })
+  .openapi("DeploymentList");
+
+export const listDeploymentsQuery = perPageQuery;

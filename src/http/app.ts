@@ -1,0 +1,68 @@
+import express, { type Express, type RequestHandler, Router } from "express";
+import { requireApiKey } from "../api-keys/auth.js";
+import { registerApiKeyRoutes } from "../api-keys/routes.js";
+import type { Pool } from "../db/pool.js";
+import { registerDeliveryRoutes } from "../deliveries/routes.js";
+import { registerDeploymentRoutes } from "../deployments/routes.js";
+import type { Logger } from "../logger.js";
+import { registerProjectRoutes } from "../projects/routes.js";
+import { version } from "../version.js";
+import { registerWebhookRoutes } from "../webhooks/routes.js";
+import { errorHandler } from "./error-handler.js";
+import { NotFoundError } from "./errors.js";
+import { registerHealthRoutes } from "./health.js";
+import { createRegistry, generateOpenApiDocument } from "./openapi.js";
+
+export const requestBodyLimit = "64kb";
+
+export interface AppDependencies {
+  pool: Pool;
+  logger: Logger;
+  /** Extra /api routes registered by other parts of the process (delivery engine: retry, test events). */
+  extraRoutes?: (router: Router, registry: ReturnType<typeof createRegistry>) => void;
+}
+
+function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on("finish", () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      logger.debug({ method: req.method, path: req.path, status: res.statusCode, ms }, "request");
+    });
+    next();
+  };
+}
+
+export function createApp({ pool, logger, extraRoutes }: AppDependencies): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("query parser", "simple");
+  app.use(requestLog(logger));
+  registerHealthRoutes(app, pool);
+
+  const registry = createRegistry();
+  const api = Router();
+  api.use(requireApiKey(pool));
+  api.use(express.json({ limit: requestBodyLimit }));
+  registerWebhookRoutes(api, registry, pool);
+  registerDeliveryRoutes(api, registry, pool);
+  registerProjectRoutes(api, registry, pool);
+  registerDeploymentRoutes(api, registry, pool);
+  registerApiKeyRoutes(api, registry, pool);
+  extraRoutes?.(api, registry);
+  api.use((req) => {
+    throw new NotFoundError(`No endpoint ${req.method} /api${req.path}.`);
+  });
+
+  // The document is public (it holds no data) and built once from the same schemas as the routes.
+  const openApiDocument = generateOpenApiDocument(registry, version);
+  app.get("/api/docs", (_req, res) => {
+    res.json(openApiDocument);
+  });
+  app.use("/api", api);
+  app.use((req) => {
+    throw new NotFoundError(`No endpoint ${req.method} ${req.path}.`);
+  });
+  app.use(errorHandler(logger));
+  return app;
+}

@@ -1,0 +1,41 @@
+import type { ErrorRequestHandler } from "express";
+import { ZodError } from "zod";
+import type { Logger } from "../logger.js";
+import { ApiError, BadRequestError, InternalError, PayloadTooLargeError, ValidationError } from "./errors.js";
+
+/** Describes zod issues as `path: message` lines a user can act on. */
+export function validationErrorFrom(error: ZodError, where: string): ValidationError {
+  const details = error.issues.map((issue) => ({
+    path: [where, ...issue.path.map(String)].join("."),
+    message: issue.message,
+  }));
+  const summary = details.map((detail) => `${detail.path}: ${detail.message}`).join("; ");
+  return new ValidationError(`Invalid request: ${summary}`, details);
+}
+
+/** body-parser reports its failures as errors with a `type`; map the ones a client can cause. */
+function fromBodyParser(error: { type?: unknown; limit?: unknown }): ApiError | undefined {
+  if (error.type === "entity.parse.failed") return new BadRequestError("Malformed JSON in request body.");
+  if (error.type === "entity.too.large") {
+    return new PayloadTooLargeError(`Request body is larger than the limit of ${String(error.limit)} bytes.`);
+  }
+  if (error.type === "encoding.unsupported" || error.type === "charset.unsupported") {
+    return new BadRequestError("Unsupported request body encoding; send UTF-8 JSON.");
+  }
+  return undefined;
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    let apiError: ApiError | undefined;
+    if (error instanceof ApiError) apiError = error;
+    else if (error instanceof ZodError) apiError = validationErrorFrom(error, "body");
+    else if (typeof error === "object" && error !== null) apiError = fromBodyParser(error);
+    if (!apiError) {
+      // Internals (SQL, stack) go to the log only; the client gets a generic message.
+      logger.error({ err: error, method: req.method, path: req.path }, "unhandled error in request");
+      apiError = new InternalError();
+    }
+    res.status(apiError.status).json(apiError.toJSON());
+  };
+}

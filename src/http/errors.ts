@@ -1,0 +1,71 @@
+// One error hierarchy for the API. Handlers throw these; errorHandler (http/error-handler.ts) is the
+// only place that turns an error into a response: {"error": {"code", "message", "details"?}}.
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+
+  toJSON(): { error: { code: string; message: string; details?: unknown } } {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details === undefined ? {} : { details: this.details }),
+      },
+    };
+  }
+}
+
+export class BadRequestError extends ApiError {
+  constructor(message: string, details?: unknown) {
+    super(400, "bad_request", message, details);
+  }
+}
+
+export class ValidationError extends ApiError {
+  constructor(message: string, details: { path: string; message: string }[]) {
+    super(400, "validation_failed", message, details);
+  }
+}
+
+export class UnauthorizedError extends ApiError {
+  constructor(message: string) {
+    super(401, "unauthorized", message);
+  }
+}
+
+export class ForbiddenError extends ApiError {
+  constructor(message: string) {
+    super(403, "forbidden", message);
+  }
+}
+
+export class NotFoundError extends ApiError {
+  constructor(message: string) {
+    super(404, "not_found", message);
+  }
+}
+
+export class ConflictError extends ApiError {
+  constructor(message: string) {
+    super(409, "conflict", message);
+  }
+}
+
+export class PayloadTooLargeError extends ApiError {
+  constructor(message: string) {
+    super(413, "payload_too_large", message);
+  }
+}
+
+export class InternalError extends ApiError {
+  constructor() {
+    super(500, "internal", "Internal server error. The failure has been logged.");
+  }
+}

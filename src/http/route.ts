@@ -1,0 +1,96 @@
+import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
+import type { Request, Response, Router } from "express";
+import type { z } from "zod";
+import type { AuthContext } from "../api-keys/auth.js";
+import { validationErrorFrom } from "./error-handler.js";
+import { BadRequestError } from "./errors.js";
+import { errorResponseSchema } from "./openapi.js";
+
+type Method = "get" | "post" | "put" | "delete";
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  auth: AuthContext;
+  req: Request;
+}
+
+export interface RouteResult {
+  status: number;
+  body?: unknown;
+}
+
+export interface RouteDefinition<PS extends AnyObject, QS extends AnyObject, BS extends z.ZodType> {
+  method: Method;
+  /** OpenAPI form, relative to /api: `/projects/{project_id}/webhooks`. */
+  path: string;
+  summary: string;
+  tag: string;
+  params?: PS;
+  query?: QS;
+  body?: BS;
+  /** Error statuses default to the Error schema; 400, 401 and 404 are added to every route. */
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handler: (input: RouteInput<z.output<PS>, z.output<QS>, z.output<BS>>) => Promise<RouteResult>;
+}
+
+// Every authenticated route can answer these; routes add their own.
+const commonErrors: Record<number, { description: string; schema?: z.ZodType }> = {
+  400: { description: "Invalid input" },
+  401: { description: "Missing or invalid API key" },
+  404: { description: "Unknown id, or an id of another project" },
+};
+
+function parse<S extends z.ZodType>(schema: S | undefined, value: unknown, where: string): z.output<S> {
+  if (!schema) return undefined as z.output<S>;
+  const result = schema.safeParse(value);
+  if (!result.success) throw validationErrorFrom(result.error, where);
+  return result.data;
+}
+
+/**
+ * Declares one endpoint once: the same zod schemas validate the request at run time and describe it
+ * in the OpenAPI document, so the two cannot drift.
+ */
+export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends z.ZodType>(
+  router: Router,
+  registry: OpenAPIRegistry,
+  route: RouteDefinition<PS, QS, BS>,
+): void {
+  const responses: RouteConfig["responses"] = {};
+  for (const [status, { description, schema }] of Object.entries({ ...commonErrors, ...route.responses })) {
+    const content = schema ?? (Number(status) >= 400 ? errorResponseSchema : undefined);
+    responses[status] = content
+      ? { description, content: { "application/json": { schema: content } } }
+      : { description };
+  }
+  registry.registerPath({
+    method: route.method,
+    path: route.path,
+    summary: route.summary,
+    tags: [route.tag],
+    request: {
+      ...(route.params ? { params: route.params } : {}),
+      ...(route.query ? { query: route.query } : {}),
+      ...(route.body
+        ? { body: { required: true, content: { "application/json": { schema: route.body } } } }
+        : {}),
+    },
+    responses,
+  });
+
+  const expressPath = route.path.replace(/\{(\w+)\}/g, ":$1");
+  router[route.method](expressPath, async (req: Request, res: Response) => {
+    const params = parse(route.params, req.params, "path");
+    const query = parse(route.query, req.query, "query");
+    if (route.body && req.body === undefined) {
+      throw new BadRequestError("Request body must be JSON sent with Content-Type: application/json.");
+    }
+    const body = parse(route.body, req.body, "body");
+    const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req });
+    if (result.body === undefined) res.status(result.status).end();
+    else res.status(result.status).json(result.body);
+  });
+}

@@ -1,0 +1,50 @@
+import type { Queryable } from "../db/pool.js";
+import type { PageRequest } from "../http/pagination.js";
+import { offsetOf } from "../http/pagination.js";
+
+export interface ProjectRow {
+  id: number;
+  name: string;
+  slug: string;
+  repo_url: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const columns = "id, name, slug, repo_url, created_at, updated_at";
+
+/** projectIds null = every project (admin key). Newest first; id breaks ties so pages are stable. */
+export async function listProjects(
+  db: Queryable,
+  page: PageRequest,
+  projectIds: number[] | null,
+): Promise<{ rows: ProjectRow[]; total: number }> {
+  const [items, count] = await Promise.all([
+    db.query<ProjectRow>(
+      `SELECT ${columns} FROM projects WHERE ($1::bigint[] IS NULL OR id = ANY($1))
+        ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [projectIds, page.size, offsetOf(page)],
+    ),
+    db.query<{ total: number }>(
+      "SELECT count(*)::int AS total FROM projects WHERE ($1::bigint[] IS NULL OR id = ANY($1))",
+      [projectIds],
+    ),
+  ]);
+  return { rows: items.rows, total: count.rows[0]?.total ?? 0 };
+}
+
+export async function findProject(db: Queryable, id: number): Promise<ProjectRow | undefined> {
+  const { rows } = await db.query<ProjectRow>(`SELECT ${columns} FROM projects WHERE id = $1`, [id]);
+  return rows[0];
+}
+
+export async function insertProject(
+  db: Queryable,
+  project: { name: string; slug: string; repoUrl: string | null },
+): Promise<ProjectRow> {
+  const { rows } = await db.query<ProjectRow>(
+    `INSERT INTO projects (name, slug, repo_url) VALUES ($1, $2, $3) RETURNING ${columns}`,
+    [project.name, project.slug, project.repoUrl],
+  );
+  return rows[0] as ProjectRow;
+}

@@ -1,0 +1,81 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { bootstrapApiKey } from "./api-keys/bootstrap.js";
+import type { Config } from "./config.js";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.js";
+import { migrate } from "./db/migrate.js";
+import { createPool, type Pool } from "./db/pool.js";
+import { createApp } from "./http/app.js";
+import type { Logger } from "./logger.js";
+import { version } from "./version.js";
+
+export interface RunningService {
+  url: string;
+  pool: Pool;
+  /** Graceful: stop accepting, let in-flight requests finish (bounded), close the pool and database. */
+  close(): Promise<void>;
+}
+
+async function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return server.address() as AddressInfo;
+}
+
+async function closeServer(server: Server, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  await closed;
+  clearTimeout(timer);
+}
+
+export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.database.url;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.database.dataDir,
+      port: config.database.embeddedPort,
+      logger,
+    });
+    databaseUrl = embedded.url;
+  }
+  const pool = createPool(databaseUrl, config.database.poolSize);
+  try {
+    const applied = await migrate(pool);
+    if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
+    await bootstrapApiKey(pool, config.apiKey, logger);
+  } catch (error) {
+    await pool.end();
+    await embedded?.stop();
+    throw error;
+  }
+
+  const app = createApp({ pool, logger });
+  const server = createServer(app);
+  const address = await listen(server, config.http.host, config.http.port);
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`;
+  logger.info(
+    { url, version, database: embedded ? "embedded" : "DATABASE_URL" },
+    "webhook-operator listening",
+  );
+
+  return {
+    url,
+    pool,
+    close: async () => {
+      logger.info("shutting down");
+      await closeServer(server, config.shutdownTimeoutMs);
+      await pool.end();
+      await embedded?.stop();
+      logger.info("stopped");
+    },
+  };
+}

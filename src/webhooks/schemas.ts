@@ -1,0 +1,81 @@
+import { z } from "../http/openapi.js";
+import { pageNumber, pageSize } from "../http/pagination.js";
+import { httpUrl, idParam, isoTimestamp } from "../http/schemas.js";
+import { eventTypeNames } from "./event-types.js";
+
+export const webhookParams = z.object({
+  project_id: idParam("project_id"),
+  webhook_id: idParam("webhook_id"),
+});
+
+const eventName = z.enum(eventTypeNames, {
+  error: (issue) =>
+    `unknown event type ${JSON.stringify(issue.input)}; valid event types are: ${eventTypeNames.join(", ")}`,
+});
+
+const events = z
+  .array(eventName, { error: "events must be an array of event type names" })
+  .min(1, "events must name at least one event type")
+  .max(eventTypeNames.length * 2)
+  .transform((names) => [...new Set(names)])
+  .openapi({ example: ["deployment.succeeded", "deployment.failed"] });
+
+const secret = z
+  .string({ error: "secret must be a string" })
+  .min(1, "secret must not be empty; send null to remove it")
+  .max(256, "secret must be at most 256 characters")
+  .openapi({ writeOnly: true, description: "Signing secret; never returned" });
+
+export const createWebhookBody = z
+  .strictObject({
+    url: httpUrl("url").openapi({ example: "https://example.com/hooks/deployments" }),
+    events,
+    enabled: z.boolean({ error: "enabled must be a boolean" }).default(true),
+    secret: secret.nullable().optional(),
+  })
+  .openapi("CreateWebhook");
+
+export const updateWebhookBody = z
+  .strictObject({
+    url: httpUrl("url").optional(),
+    events: events.optional(),
+    enabled: z.boolean({ error: "enabled must be a boolean" }).optional(),
+    secret: secret
+      .nullable()
+      .optional()
+      .openapi({ description: "A string replaces the secret; null removes it" }),
+  })
+  .openapi("UpdateWebhook");
+
+export const listWebhooksQuery = z.object({
+  page: pageNumber
+    .optional()
+    .openapi({ description: "With page or page_size the answer is a page envelope" }),
+  page_size: pageSize.optional(),
+});
+
+export const webhookSchema = z
+  .object({
+    id: z.number().int(),
+    project_id: z.number().int(),
+    url: z.string(),
+    events: z.array(z.string()),
+    enabled: z.boolean(),
+    has_secret: z.boolean(),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+  })
+  .openapi("Webhook");
+
+export const webhookPageSchema = z
+  .object({
+    data: z.array(webhookSchema),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+  })
+  .openapi("WebhookPage");
+
+export const eventTypeSchema = z
+  .object({ event_type: z.string(), description: z.string(), category: z.string() })
+  .openapi("EventType");

@@ -1,0 +1,59 @@
+import type { AuthContext } from "../api-keys/auth.js";
+import { assertProjectAccess } from "../api-keys/auth.js";
+import type { Queryable } from "../db/pool.js";
+import { ConflictError, NotFoundError } from "../http/errors.js";
+import { iso } from "../http/schemas.js";
+import type { ProjectRow } from "../projects/store.js";
+import { findProject } from "../projects/store.js";
+import type { WebhookRow } from "./store.js";
+import { findWebhook } from "./store.js";
+
+/** The project, if this key may see it; otherwise 404 (another project's ids look nonexistent). */
+export async function requireProject(
+  db: Queryable,
+  auth: AuthContext,
+  projectId: number,
+): Promise<ProjectRow> {
+  assertProjectAccess(auth, projectId);
+  const project = await findProject(db, projectId);
+  if (!project) throw new NotFoundError(`Project ${projectId} not found.`);
+  return project;
+}
+
+export async function requireWebhook(
+  db: Queryable,
+  auth: AuthContext,
+  projectId: number,
+  webhookId: number,
+): Promise<WebhookRow> {
+  await requireProject(db, auth, projectId);
+  const webhook = await findWebhook(db, projectId, webhookId);
+  if (!webhook) throw new NotFoundError(`Webhook ${webhookId} not found in project ${projectId}.`);
+  return webhook;
+}
+
+/**
+ * Webhooks declared as Kubernetes resources are owned by them: an API write would be reverted by the
+ * next reconcile, so it is refused with a message that says where to make the change instead.
+ */
+export function assertNotOwnedByResource(webhook: WebhookRow): void {
+  if (webhook.owner !== null) {
+    throw new ConflictError(
+      `Webhook ${webhook.id} is managed by the Kubernetes resource Webhook ${webhook.owner}; ` +
+        "change or delete that resource instead (kubectl edit/delete webhook).",
+    );
+  }
+}
+
+export function toWebhookJson(row: WebhookRow) {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    url: row.url,
+    events: row.events,
+    enabled: row.enabled,
+    has_secret: row.secret !== null,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}

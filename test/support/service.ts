@@ -1,0 +1,73 @@
+import { loadConfig } from "../../src/config.js";
+import type { Pool } from "../../src/db/pool.js";
+import { createLogger } from "../../src/logger.js";
+import { startService } from "../../src/service.js";
+import { createTestDatabase } from "./database.js";
+
+export interface TestService {
+  baseUrl: string;
+  adminKey: string;
+  pool: Pool;
+  /** Calls /api with a JSON body (or raw text) and the admin key unless another key (or null) is given. */
+  api(method: string, path: string, options?: ApiCallOptions): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+export interface ApiCallOptions {
+  body?: unknown;
+  rawBody?: string;
+  contentType?: string;
+  key?: string | null;
+}
+
+export interface ApiResponse {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response JSON of many shapes
+  body: any;
+  text: string;
+  headers: Headers;
+}
+
+const adminKey = "test-admin-key-0123456789";
+
+/** The real service (startService) on a loopback port, against a fresh database for this test file. */
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const database = await createTestDatabase();
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    API_KEY: adminKey,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  const service = await startService(config, createLogger(config.logLevel));
+  const api = async (method: string, path: string, options: ApiCallOptions = {}): Promise<ApiResponse> => {
+    const headers: Record<string, string> = {};
+    const key = options.key === undefined ? adminKey : options.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let body: string | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
+    const response = await fetch(`${service.url}/api${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, body: parsed, text, headers: response.headers };
+  };
+  return {
+    baseUrl: service.url,
+    adminKey,
+    pool: service.pool,
+    api,
+    close: async () => {
+      await service.close();
+      await database.drop();
+    },
+  };
+}
