@@ -18,6 +18,8 @@ const configSchema = z.object({
   API_KEY_FILE: z.string().min(1).optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  DELIVERY_PER_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+  DELIVERY_WORKERS: booleanFromEnv.default(true),
   DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
   DELIVERY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
   DELIVERY_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(2_000),
@@ -34,7 +36,10 @@ export interface Config {
   apiKey: { value: string | undefined; file: string | undefined };
   shutdownTimeoutMs: number;
   delivery: {
+    /** False: this replica serves the API only and sends just replays and test events. */
+    workers: boolean;
     concurrency: number;
+    perWebhookConcurrency: number;
     timeoutMs: number;
     leaseMs: number;
     pollIntervalMs: number;
@@ -66,7 +71,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiKey: { value: e.API_KEY, file: e.API_KEY_FILE },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     delivery: {
+      workers: e.DELIVERY_WORKERS,
       concurrency: e.DELIVERY_CONCURRENCY,
+      perWebhookConcurrency: e.DELIVERY_PER_WEBHOOK_CONCURRENCY,
       timeoutMs: e.DELIVERY_TIMEOUT_MS,
       leaseMs: e.DELIVERY_LEASE_MS,
       pollIntervalMs: e.DELIVERY_POLL_INTERVAL_MS,

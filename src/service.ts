@@ -5,6 +5,7 @@ import type { Config } from "./config.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.js";
 import { migrate } from "./db/migrate.js";
 import { createPool, type Pool } from "./db/pool.js";
+import { createDeliveryEngine, type DeliveryEngine } from "./delivery-engine/engine.js";
 import { createApp } from "./http/app.js";
 import type { Logger } from "./logger.js";
 import { version } from "./version.js";
@@ -12,6 +13,7 @@ import { version } from "./version.js";
 export interface RunningService {
   url: string;
   pool: Pool;
+  engine: DeliveryEngine;
   /** Graceful: stop accepting, let in-flight requests finish (bounded), close the pool and database. */
   close(): Promise<void>;
 }
@@ -57,7 +59,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     throw error;
   }
 
-  const app = createApp({ pool, logger });
+  const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
+  if (config.delivery.workers) await engine.start();
+  const app = createApp({ pool, logger, engine });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -70,9 +74,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   return {
     url,
     pool,
+    engine,
     close: async () => {
       logger.info("shutting down");
       await closeServer(server, config.shutdownTimeoutMs);
+      await engine.stop(config.shutdownTimeoutMs);
       await pool.end();
       await embedded?.stop();
       logger.info("stopped");

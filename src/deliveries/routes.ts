@@ -1,13 +1,14 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
+import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { NotFoundError } from "../http/errors.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { iso } from "../http/schemas.js";
 import { webhookParams } from "../webhooks/schemas.js";
 import { requireWebhook } from "../webhooks/service.js";
-import { deliveryParams, deliverySchema, listDeliveriesQuery } from "./schemas.js";
+import { deliveryParams, deliverySchema, listDeliveriesQuery, retryResultSchema } from "./schemas.js";
 import type { DeliveryRecordRow } from "./store.js";
 import { findDeliveryRecord, listDeliveryRecords } from "./store.js";
 
@@ -17,7 +18,12 @@ export function toDeliveryJson(row: DeliveryRecordRow) {
   return { ...row, created_at: iso(row.created_at), delivered_at: iso(row.delivered_at) };
 }
 
-export function registerDeliveryRoutes(router: Router, registry: OpenAPIRegistry, pool: Pool): void {
+export function registerDeliveryRoutes(
+  router: Router,
+  registry: OpenAPIRegistry,
+  pool: Pool,
+  engine: DeliveryEngine,
+): void {
   addRoute(router, registry, {
     method: "get",
     path: "/projects/{project_id}/webhooks/{webhook_id}/deliveries",
@@ -46,6 +52,24 @@ export function registerDeliveryRoutes(router: Router, registry: OpenAPIRegistry
       if (!row)
         throw new NotFoundError(`Delivery ${params.delivery_id} not found for webhook ${params.webhook_id}.`);
       return { status: 200, body: toDeliveryJson(row) };
+    },
+  });
+
+  addRoute(router, registry, {
+    method: "post",
+    path: "/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",
+    tag,
+    summary:
+      "Re-send the stored event as a new delivery (same event id, attempt_number one higher) and return " +
+      "its outcome (endpoint 9). Successful deliveries may be re-sent too; a disabled webhook answers 409.",
+    params: deliveryParams,
+    responses: {
+      200: { description: "The outcome of the new attempt", schema: retryResultSchema },
+      409: { description: "The webhook is disabled" },
+    },
+    handler: async ({ params, auth }) => {
+      const webhook = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
+      return { status: 200, body: await engine.replay(webhook, params.delivery_id) };
     },
   });
 }

@@ -3,14 +3,17 @@ import { requireApiKey } from "../api-keys/auth.js";
 import { registerApiKeyRoutes } from "../api-keys/routes.js";
 import type { Pool } from "../db/pool.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
+import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { registerDeploymentRoutes } from "../deployments/routes.js";
 import type { Logger } from "../logger.js";
 import { registerProjectRoutes } from "../projects/routes.js";
 import { version } from "../version.js";
 import { registerWebhookRoutes } from "../webhooks/routes.js";
+import { registerTestEventRoutes } from "../webhooks/test-event-routes.js";
 import { errorHandler } from "./error-handler.js";
 import { NotFoundError } from "./errors.js";
 import { registerHealthRoutes } from "./health.js";
+import { registerMetricsEndpoint } from "./metrics-endpoint.js";
 import { createRegistry, generateOpenApiDocument } from "./openapi.js";
 
 export const requestBodyLimit = "64kb";
@@ -18,8 +21,7 @@ export const requestBodyLimit = "64kb";
 export interface AppDependencies {
   pool: Pool;
   logger: Logger;
-  /** Extra /api routes registered by other parts of the process (delivery engine: retry, test events). */
-  extraRoutes?: (router: Router, registry: ReturnType<typeof createRegistry>) => void;
+  engine: DeliveryEngine;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -33,23 +35,24 @@ function requestLog(logger: Logger): RequestHandler {
   };
 }
 
-export function createApp({ pool, logger, extraRoutes }: AppDependencies): Express {
+export function createApp({ pool, logger, engine }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
   app.use(requestLog(logger));
   registerHealthRoutes(app, pool);
+  registerMetricsEndpoint(app, pool);
 
   const registry = createRegistry();
   const api = Router();
   api.use(requireApiKey(pool));
   api.use(express.json({ limit: requestBodyLimit }));
   registerWebhookRoutes(api, registry, pool);
-  registerDeliveryRoutes(api, registry, pool);
+  registerTestEventRoutes(api, registry, pool, engine);
+  registerDeliveryRoutes(api, registry, pool, engine);
   registerProjectRoutes(api, registry, pool);
   registerDeploymentRoutes(api, registry, pool);
   registerApiKeyRoutes(api, registry, pool);
-  extraRoutes?.(api, registry);
   api.use((req) => {
     throw new NotFoundError(`No endpoint ${req.method} /api${req.path}.`);
   });

@@ -20,16 +20,25 @@ export async function requireProject(
   return project;
 }
 
+export async function requireProjectWebhook(
+  db: Queryable,
+  auth: AuthContext,
+  projectId: number,
+  webhookId: number,
+): Promise<{ project: ProjectRow; webhook: WebhookRow }> {
+  const project = await requireProject(db, auth, projectId);
+  const webhook = await findWebhook(db, projectId, webhookId);
+  if (!webhook) throw new NotFoundError(`Webhook ${webhookId} not found in project ${projectId}.`);
+  return { project, webhook };
+}
+
 export async function requireWebhook(
   db: Queryable,
   auth: AuthContext,
   projectId: number,
   webhookId: number,
 ): Promise<WebhookRow> {
-  await requireProject(db, auth, projectId);
-  const webhook = await findWebhook(db, projectId, webhookId);
-  if (!webhook) throw new NotFoundError(`Webhook ${webhookId} not found in project ${projectId}.`);
-  return webhook;
+  return (await requireProjectWebhook(db, auth, projectId, webhookId)).webhook;
 }
 
 /**

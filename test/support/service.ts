@@ -1,5 +1,6 @@
 import { loadConfig } from "../../src/config.js";
 import type { Pool } from "../../src/db/pool.js";
+import type { DeliveryEngine } from "../../src/delivery-engine/engine.js";
 import { createLogger } from "../../src/logger.js";
 import { startService } from "../../src/service.js";
 import { createTestDatabase } from "./database.js";
@@ -8,6 +9,7 @@ export interface TestService {
   baseUrl: string;
   adminKey: string;
   pool: Pool;
+  engine: DeliveryEngine;
   /** Calls /api with a JSON body (or raw text) and the admin key unless another key (or null) is given. */
   api(method: string, path: string, options?: ApiCallOptions): Promise<ApiResponse>;
   close(): Promise<void>;
@@ -64,6 +66,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     baseUrl: service.url,
     adminKey,
     pool: service.pool,
+    engine: service.engine,
     api,
     close: async () => {
       await service.close();

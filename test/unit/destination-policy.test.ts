@@ -9,7 +9,7 @@ import {
   DestinationRefusedError,
   guardedLookup,
   refusalReason,
-} from "../../src/delivery/destination-policy.js";
+} from "../../src/delivery-engine/destination-policy.js";
 
 const strict = { allowPrivateNetworks: false };
 const permissive = { allowPrivateNetworks: true };

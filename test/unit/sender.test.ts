@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { setImmediate } from "node:timers/promises";
 import type { Agent } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createDeliveryAgent } from "../../src/delivery/destination-policy.js";
+import { createDeliveryAgent } from "../../src/delivery-engine/destination-policy.js";
 import {
   connectionFailedMessage,
   createSender,
@@ -14,7 +14,7 @@ import {
   type OutboundDelivery,
   signPayload,
   timeoutMessage,
-} from "../../src/delivery/sender.js";
+} from "../../src/delivery-engine/sender.js";
 
 type Received = { method: string; url: string; headers: IncomingMessage["headers"]; body: Buffer };
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

@@ -19,8 +19,12 @@ export interface DeliveryOutcome {
   /** The response body, decoded as UTF-8 and truncated to the configured limit. */
   responseBody: string;
   errorMessage: string | null;
+  /** Why it failed, for metrics; null on success. */
+  failure: FailureKind | null;
   durationMs: number;
 }
+
+export type FailureKind = "http" | "timeout" | "connection" | "refused";
 
 /** `sha256=` + hex HMAC-SHA256 of `<timestamp>.<body>` (spec §5.3). */
 export function signPayload(secret: string, timestamp: string, body: string): string {
@@ -80,17 +84,19 @@ export function createSender(opts: {
     const timer = setTimeout(() => timeout.abort(), opts.timeoutMs);
     let statusCode = 0;
     const bodyParts: string[] = [];
-    const outcome = (success: boolean, errorMessage: string | null): DeliveryOutcome => ({
-      success,
+    const outcome = (failure: FailureKind | null, errorMessage: string | null): DeliveryOutcome => ({
+      success: failure === null,
+      failure,
       statusCode,
-      responseBody: bodyParts.join(""),
+      // Postgres text cannot hold NUL; a receiver's binary answer is stored without those bytes.
+      responseBody: bodyParts.join("").replaceAll("\u0000", ""),
       errorMessage,
       durationMs: Math.round(performance.now() - started),
     });
     const answered = (): DeliveryOutcome =>
       statusCode >= 200 && statusCode <= 299
-        ? outcome(true, null)
-        : outcome(false, httpErrorMessage(d.url, statusCode));
+        ? outcome(null, null)
+        : outcome("http", httpErrorMessage(d.url, statusCode));
 
     try {
       const timestamp = String(Math.floor(Date.now() / 1000));
@@ -115,12 +121,12 @@ export function createSender(opts: {
       await readLimited(response.body, opts.responseBodyLimitBytes, bodyParts);
       return answered();
     } catch (err) {
-      if (timeout.signal.aborted) return outcome(false, timeoutMessage(d.url, opts.timeoutMs));
+      if (timeout.signal.aborted) return outcome("timeout", timeoutMessage(d.url, opts.timeoutMs));
       const refused = findRefusal(err);
-      if (refused) return outcome(false, destinationRefusedMessage(d.url, refused.reason));
+      if (refused) return outcome("refused", destinationRefusedMessage(d.url, refused.reason));
       // The receiver answered with a status and then broke off its body: the status stands.
       if (statusCode !== 0) return answered();
-      return outcome(false, connectionFailedMessage(d.url));
+      return outcome("connection", connectionFailedMessage(d.url));
     } finally {
       clearTimeout(timer);
     }

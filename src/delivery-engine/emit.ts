@@ -1,0 +1,72 @@
+import type { Queryable } from "../db/pool.js";
+import { metrics } from "../metrics.js";
+import type { DeploymentEventType } from "../webhooks/event-types.js";
+import { createEnvelope, type Envelope } from "./envelope.js";
+
+export const deliveriesChannel = "webhook_operator_deliveries";
+
+export interface EventToEmit {
+  /** Only the events of spec §6.1 are emitted; the others are accepted in subscriptions only. */
+  eventType: DeploymentEventType;
+  projectId: number;
+  payload: Record<string, unknown>;
+}
+
+export interface EmittedEvent {
+  envelope: Envelope;
+  /** The exact body every delivery of this event sends. */
+  body: string;
+}
+
+/**
+ * Records events and their deliveries: one event row per event and one queued delivery per enabled
+ * webhook of the project subscribed to its name, in a single statement. Call it with a client inside
+ * the caller's transaction (the rollout update, the events and the deliveries commit together: nothing
+ * is sent that was not recorded, nothing recorded is lost). Workers are woken by NOTIFY, which Postgres
+ * delivers only when that transaction commits.
+ */
+export async function emitEvents(
+  db: Queryable,
+  events: EventToEmit[],
+): Promise<{ emitted: EmittedEvent[]; queued: number }> {
+  if (events.length === 0) return { emitted: [], queued: 0 };
+  const now = new Date();
+  const emitted = events.map((event) => {
+    const envelope = createEnvelope(event.eventType, event.projectId, event.payload, now);
+    return { envelope, body: JSON.stringify(envelope) };
+  });
+  const { rows } = await db.query<{ queued: number }>(
+    `WITH new_events AS (
+       INSERT INTO events (id, project_id, event_type, envelope, created_at)
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[])
+       RETURNING id, project_id, event_type
+     ), queued AS (
+       INSERT INTO deliveries (webhook_id, event_id, event_type)
+       SELECT w.id, e.id, e.event_type
+         FROM new_events e
+         JOIN webhooks w ON w.project_id = e.project_id AND w.enabled AND e.event_type = ANY (w.events)
+        ORDER BY e.id, w.id
+       RETURNING id
+     )
+     SELECT count(*)::int AS queued, CASE WHEN count(*) > 0 THEN pg_notify($6, '') END::text AS notified
+       FROM queued`,
+    [
+      emitted.map((e) => e.envelope.id),
+      emitted.map((e) => e.envelope.project_id),
+      emitted.map((e) => e.envelope.event_type),
+      emitted.map((e) => e.body),
+      emitted.map(() => now),
+      deliveriesChannel,
+    ],
+  );
+  for (const event of events) metrics.eventsEmitted.inc({ event_type: event.eventType });
+  return { emitted, queued: rows[0]?.queued ?? 0 };
+}
+
+export async function emitEvent(
+  db: Queryable,
+  event: EventToEmit,
+): Promise<EmittedEvent & { queued: number }> {
+  const { emitted, queued } = await emitEvents(db, [event]);
+  return { ...(emitted[0] as EmittedEvent), queued };
+}

@@ -1,0 +1,175 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { Config } from "../config.js";
+import { type Pool, withTransaction } from "../db/pool.js";
+import { isUniqueViolation } from "../db/sqlstate.js";
+import { findDeliveryRecord } from "../deliveries/store.js";
+import { ConflictError, NotFoundError } from "../http/errors.js";
+import type { Logger } from "../logger.js";
+import { metrics } from "../metrics.js";
+import type { ProjectRow } from "../projects/store.js";
+import type { DeploymentEventType } from "../webhooks/event-types.js";
+import type { WebhookRow } from "../webhooks/store.js";
+import { createDeliveryAgent } from "./destination-policy.js";
+import { createEnvelope } from "./envelope.js";
+import { insertEventRecord, insertLeasedDelivery, recordOutcomes } from "./outbox.js";
+import { createSender, type DeliveryOutcome } from "./sender.js";
+import { exampleDeploymentPayload } from "./test-event.js";
+import { DeliveryWorker, observeOutcome } from "./worker.js";
+
+/** Spec §2.7. */
+export interface RetryResult {
+  success: boolean;
+  status_code: number;
+  error_message: string | null;
+  attempt_number: number;
+}
+
+export interface TestEventResult extends RetryResult {
+  delivery_id: number;
+  event_id: string;
+}
+
+export interface DeliveryEngine {
+  replay(webhook: WebhookRow, deliveryId: number): Promise<RetryResult>;
+  sendTestEvent(
+    project: ProjectRow,
+    webhook: WebhookRow,
+    eventType: DeploymentEventType,
+  ): Promise<TestEventResult>;
+  /** Claim now: used after emitting in-process, saving the NOTIFY round trip. */
+  wake(): void;
+  stop(timeoutMs: number): Promise<void>;
+}
+
+const maxAttemptNumberRaces = 5;
+
+export function createDeliveryEngine(options: {
+  pool: Pool;
+  databaseUrl: string;
+  config: Config["delivery"];
+  logger: Logger;
+}): DeliveryEngine & { start(): Promise<void> } {
+  const { pool, config, logger } = options;
+  const workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+  // No per-origin connection cap: concurrency is bounded by the worker (globally and per webhook), and
+  // a cap per origin would let one hanging webhook block others that share its host.
+  const agent = createDeliveryAgent({ policy: { allowPrivateNetworks: config.allowPrivateNetworks } });
+  const send = createSender({
+    dispatcher: agent,
+    timeoutMs: config.timeoutMs,
+    responseBodyLimitBytes: config.responseBodyLimitBytes,
+  });
+  const worker = new DeliveryWorker({
+    pool,
+    databaseUrl: options.databaseUrl,
+    workerId,
+    concurrency: config.concurrency,
+    perWebhookConcurrency: config.perWebhookConcurrency,
+    leaseMs: config.leaseMs,
+    pollIntervalMs: config.pollIntervalMs,
+    send,
+    logger: logger.child({ component: "delivery-worker" }),
+  });
+  const lease = { workerId, leaseMs: config.leaseMs };
+
+  /** Sends a delivery row this process leased and records the outcome before answering. */
+  async function sendLeased(
+    webhook: WebhookRow,
+    delivery: { id: number; eventType: string; body: string },
+  ): Promise<DeliveryOutcome> {
+    metrics.inFlight.inc();
+    try {
+      const outcome = await send({
+        url: webhook.url,
+        body: delivery.body,
+        eventType: delivery.eventType,
+        deliveryId: delivery.id,
+        secret: webhook.secret,
+      });
+      observeOutcome({ webhook_id: webhook.id, event_type: delivery.eventType }, outcome);
+      await recordOutcomes(pool, workerId, [{ id: delivery.id, outcome, deliveredAt: new Date() }]);
+      return outcome;
+    } finally {
+      metrics.inFlight.dec();
+    }
+  }
+
+  return {
+    start: () => worker.start(),
+    wake: () => worker.wake(),
+    stop: (timeoutMs) => worker.stop(timeoutMs),
+
+    async replay(webhook, deliveryId) {
+      const original = await findDeliveryRecord(pool, webhook.id, deliveryId);
+      if (!original) throw new NotFoundError(`Delivery ${deliveryId} not found for webhook ${webhook.id}.`);
+      if (!webhook.enabled) {
+        throw new ConflictError(
+          `Webhook ${webhook.id} is disabled; enable it before retrying its deliveries.`,
+        );
+      }
+      // attempt_number = highest for this event and webhook + 1; two concurrent retries of the same
+      // event collide on the unique key and the loser takes the next number.
+      let row: { id: number; attempt_number: number } | undefined;
+      for (let race = 0; !row; race++) {
+        try {
+          row = await insertLeasedDelivery(
+            pool,
+            {
+              webhookId: webhook.id,
+              eventId: original.event_id,
+              eventType: original.event_type,
+              attemptNumber: null,
+            },
+            lease,
+          );
+        } catch (error) {
+          if (!isUniqueViolation(error) || race >= maxAttemptNumberRaces) throw error;
+        }
+      }
+      const outcome = await sendLeased(webhook, {
+        id: row.id,
+        eventType: original.event_type,
+        body: original.payload,
+      });
+      metrics.replays.inc({ outcome: outcome.success ? "success" : "failure" });
+      return {
+        success: outcome.success,
+        status_code: outcome.statusCode,
+        error_message: outcome.errorMessage,
+        attempt_number: row.attempt_number,
+      };
+    },
+
+    async sendTestEvent(project, webhook, eventType) {
+      const envelope = createEnvelope(eventType, project.id, {
+        ...exampleDeploymentPayload(eventType, project),
+      });
+      const body = JSON.stringify(envelope);
+      const row = await withTransaction(pool, async (client) => {
+        await insertEventRecord(client, {
+          id: envelope.id,
+          projectId: project.id,
+          eventType,
+          body,
+          createdAt: new Date(envelope.timestamp),
+        });
+        return insertLeasedDelivery(
+          client,
+          { webhookId: webhook.id, eventId: envelope.id, eventType, attemptNumber: 1 },
+          lease,
+        );
+      });
+      const outcome = await sendLeased(webhook, { id: row.id, eventType, body });
+      metrics.testEvents.inc({ outcome: outcome.success ? "success" : "failure" });
+      return {
+        delivery_id: row.id,
+        event_id: envelope.id,
+        success: outcome.success,
+        status_code: outcome.statusCode,
+        error_message: outcome.errorMessage,
+        attempt_number: row.attempt_number,
+      };
+    },
+  };
+}

@@ -1,0 +1,173 @@
+import type { Queryable } from "../db/pool.js";
+import type { DeliveryOutcome } from "./sender.js";
+
+/** A delivery claimed by a worker, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: number;
+  webhook_id: number;
+  event_id: string;
+  event_type: string;
+  attempt_number: number;
+  url: string;
+  secret: string | null;
+  body: string;
+  event_created_at: Date;
+}
+
+/**
+ * Claims up to `limit` due deliveries in one statement: queued rows, and in-flight rows whose lease
+ * expired (their worker died). SKIP LOCKED lets every replica's workers claim concurrently without
+ * waiting on each other's rows; the locked re-check drops rows another worker claimed meanwhile.
+ * No webhook gets more than `perWebhookLimit` rows in flight in this worker (counting `inFlight`), so a
+ * burst for one slow or hanging receiver cannot take every slot: its surplus stays queued.
+ */
+export async function claimDueDeliveries(
+  db: Queryable,
+  claim: {
+    workerId: string;
+    limit: number;
+    leaseMs: number;
+    perWebhookLimit: number;
+    inFlight: Map<number, number>;
+  },
+): Promise<ClaimedDelivery[]> {
+  const saturated = [...claim.inFlight].filter(([, n]) => n >= claim.perWebhookLimit).map(([id]) => id);
+  const { rows } = await db.query<ClaimedDelivery>(
+    `WITH candidates AS (
+       SELECT id, webhook_id FROM deliveries
+        WHERE state <> 'done'
+          AND (state = 'queued' OR locked_until < clock_timestamp())
+          AND webhook_id <> ALL ($4::bigint[])
+        ORDER BY id
+        LIMIT $2 * 8
+     ), within_limits AS (
+       SELECT r.id FROM (
+         SELECT c.id, row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.id) + COALESCE(f.n, 0) AS slot
+           FROM candidates c
+           LEFT JOIN unnest($5::bigint[], $6::int[]) AS f (webhook_id, n) ON f.webhook_id = c.webhook_id
+       ) r
+        WHERE r.slot <= $7
+        ORDER BY r.id
+        LIMIT $2
+     ), due AS (
+       SELECT d.id FROM deliveries d JOIN within_limits USING (id)
+        WHERE d.state <> 'done' AND (d.state = 'queued' OR d.locked_until < clock_timestamp())
+        FOR UPDATE OF d SKIP LOCKED
+     ), claimed AS (
+       UPDATE deliveries d
+          SET state = 'in_flight', locked_by = $1, locked_until = clock_timestamp() + $3 * interval '1 millisecond'
+         FROM due WHERE d.id = due.id
+       RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number
+     )
+     SELECT c.id, c.webhook_id, c.event_id, c.event_type, c.attempt_number, w.url, w.secret,
+            e.envelope AS body, e.created_at AS event_created_at
+       FROM claimed c
+       JOIN webhooks w ON w.id = c.webhook_id
+       JOIN events e ON e.id = c.event_id
+      ORDER BY c.id`,
+    [
+      claim.workerId,
+      claim.limit,
+      claim.leaseMs,
+      saturated,
+      [...claim.inFlight.keys()],
+      [...claim.inFlight.values()],
+      claim.perWebhookLimit,
+    ],
+  );
+  return rows;
+}
+
+export interface RecordedOutcome {
+  id: number;
+  outcome: DeliveryOutcome;
+  deliveredAt: Date;
+}
+
+/**
+ * Writes many outcomes in one statement. Only rows still leased to this worker are written: if the
+ * lease ran out and another worker took the row over, that worker's outcome is the one recorded.
+ */
+export async function recordOutcomes(
+  db: Queryable,
+  workerId: string,
+  outcomes: RecordedOutcome[],
+): Promise<number> {
+  if (outcomes.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `UPDATE deliveries d
+        SET state = 'done', success = o.success, status_code = o.status_code, response_body = o.response_body,
+            error_message = o.error_message, delivered_at = o.delivered_at, locked_by = NULL, locked_until = NULL
+       FROM unnest($2::bigint[], $3::boolean[], $4::int[], $5::text[], $6::text[], $7::timestamptz[])
+            AS o (id, success, status_code, response_body, error_message, delivered_at)
+      WHERE d.id = o.id AND d.locked_by = $1 AND d.state = 'in_flight'`,
+    [
+      workerId,
+      outcomes.map((o) => o.id),
+      outcomes.map((o) => o.outcome.success),
+      outcomes.map((o) => o.outcome.statusCode),
+      outcomes.map((o) => o.outcome.responseBody),
+      outcomes.map((o) => o.outcome.errorMessage),
+      outcomes.map((o) => o.deliveredAt),
+    ],
+  );
+  return rowCount ?? 0;
+}
+
+/** Hands this worker's unfinished claims back to the queue (graceful shutdown). */
+export async function releaseClaims(db: Queryable, workerId: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE deliveries SET state = 'queued', locked_by = NULL, locked_until = NULL
+      WHERE locked_by = $1 AND state = 'in_flight'`,
+    [workerId],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * Inserts a delivery already leased to this worker, for the synchronous paths (replay, test events):
+ * no queue worker picks it up, yet if this process dies mid-send the lease expires and a worker sends it.
+ */
+export async function insertLeasedDelivery(
+  db: Queryable,
+  delivery: { webhookId: number; eventId: string; eventType: string; attemptNumber: number | null },
+  lease: { workerId: string; leaseMs: number },
+): Promise<{ id: number; attempt_number: number }> {
+  const { rows } = await db.query<{ id: number; attempt_number: number }>(
+    `INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number, state, locked_by, locked_until)
+     VALUES ($1, $2, $3,
+             COALESCE($4, (SELECT COALESCE(max(attempt_number), 0) + 1 FROM deliveries
+                            WHERE webhook_id = $1 AND event_id = $2)),
+             'in_flight', $5, clock_timestamp() + $6 * interval '1 millisecond')
+     RETURNING id, attempt_number`,
+    [
+      delivery.webhookId,
+      delivery.eventId,
+      delivery.eventType,
+      delivery.attemptNumber,
+      lease.workerId,
+      lease.leaseMs,
+    ],
+  );
+  return rows[0] as { id: number; attempt_number: number };
+}
+
+export async function queueStats(db: Queryable): Promise<{ depth: number; oldestAgeSeconds: number }> {
+  const { rows } = await db.query<{ depth: number; oldest_age_seconds: number }>(
+    `SELECT count(*)::int AS depth,
+            COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)::float8 AS oldest_age_seconds
+       FROM deliveries WHERE state <> 'done'`,
+  );
+  return { depth: rows[0]?.depth ?? 0, oldestAgeSeconds: rows[0]?.oldest_age_seconds ?? 0 };
+}
+
+/** An event recorded without queueing deliveries (test events, whose one delivery is sent at once). */
+export async function insertEventRecord(
+  db: Queryable,
+  event: { id: string; projectId: number | null; eventType: string; body: string; createdAt: Date },
+): Promise<void> {
+  await db.query(
+    "INSERT INTO events (id, project_id, event_type, envelope, created_at) VALUES ($1, $2, $3, $4, $5)",
+    [event.id, event.projectId, event.eventType, event.body, event.createdAt],
+  );
+}

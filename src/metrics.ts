@@ -1,0 +1,68 @@
+import client from "prom-client";
+
+// Every metric the operator exports, defined in one place. Labels are bounded: event types are a fixed
+// list, outcomes and reasons are enums, webhook_id is bounded by the number of webhooks. Never URLs,
+// secrets, or ids of unbounded sets (deliveries, events).
+export const registry = new client.Registry();
+client.collectDefaultMetrics({ register: registry });
+
+const prefix = "webhook_operator_";
+// Delivery latency is milliseconds on loopback to 30 s at the timeout.
+const latencyBucketsMs = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000];
+
+export const metrics = {
+  deliveries: new client.Counter({
+    name: `${prefix}deliveries_total`,
+    help: "Delivery attempts by outcome (success|failure), failure reason and event type, per webhook",
+    labelNames: ["webhook_id", "event_type", "outcome", "reason"] as const,
+    registers: [registry],
+  }),
+  deliveryDuration: new client.Histogram({
+    name: `${prefix}delivery_duration_ms`,
+    help: "Time from sending a delivery to its outcome, in milliseconds",
+    labelNames: ["outcome"] as const,
+    buckets: latencyBucketsMs,
+    registers: [registry],
+  }),
+  deliveryLag: new client.Histogram({
+    name: `${prefix}delivery_lag_ms`,
+    help: "Time from an event being recorded to the start of its delivery attempt, in milliseconds",
+    buckets: latencyBucketsMs,
+    registers: [registry],
+  }),
+  inFlight: new client.Gauge({
+    name: `${prefix}deliveries_in_flight`,
+    help: "Deliveries being sent by this replica right now",
+    registers: [registry],
+  }),
+  replays: new client.Counter({
+    name: `${prefix}delivery_replays_total`,
+    help: "Manual replays (endpoint 9) by outcome",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  }),
+  testEvents: new client.Counter({
+    name: `${prefix}test_events_total`,
+    help: "Test events sent through the test-event endpoint, by outcome",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  }),
+  eventsEmitted: new client.Counter({
+    name: `${prefix}events_emitted_total`,
+    help: "Events recorded, by event type",
+    labelNames: ["event_type"] as const,
+    registers: [registry],
+  }),
+  queueDepth: new client.Gauge({
+    name: `${prefix}delivery_queue_depth`,
+    help: "Deliveries recorded but not yet finished (queued or in flight), across all replicas",
+    registers: [registry],
+  }),
+  queueOldestAge: new client.Gauge({
+    name: `${prefix}delivery_queue_oldest_age_seconds`,
+    help: "Age of the oldest unfinished delivery, in seconds (0 when the queue is empty)",
+    registers: [registry],
+  }),
+};
+
+export type Outcome = "success" | "failure";

@@ -1,0 +1,64 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import type { Router } from "express";
+import type { Pool } from "../db/pool.js";
+import { retryResultSchema } from "../deliveries/schemas.js";
+import type { DeliveryEngine } from "../delivery-engine/engine.js";
+import { z } from "../http/openapi.js";
+import { addRoute } from "../http/route.js";
+import { eventTypes } from "./event-types.js";
+import { webhookParams } from "./schemas.js";
+import { requireProjectWebhook } from "./service.js";
+
+const testableTypes = eventTypes.filter((type) => type.emitted).map((type) => type.event_type) as [
+  "deployment.created",
+  ...("deployment.ready" | "deployment.succeeded" | "deployment.failed" | "deployment.cancelled")[],
+];
+
+const testEventBody = z
+  .strictObject({
+    event_type: z
+      .enum(testableTypes, {
+        error: (issue) =>
+          `event_type ${JSON.stringify(issue.input)} cannot be sent as a test event; use one of: ${testableTypes.join(", ")}`,
+      })
+      .default("deployment.succeeded"),
+  })
+  .openapi("TestEventRequest");
+
+const testEventResultSchema = retryResultSchema
+  .extend({
+    delivery_id: z.number().int(),
+    event_id: z.string().openapi({ format: "uuid" }),
+  })
+  .openapi("TestEventResult");
+
+/**
+ * An addition to the spec: sends an example envelope to the webhook now, recorded as a delivery like
+ * any other, so a receiver can be checked before a real rollout happens. Works on disabled webhooks
+ * and regardless of the subscription: it is an explicit request.
+ */
+export function registerTestEventRoutes(
+  router: Router,
+  registry: OpenAPIRegistry,
+  pool: Pool,
+  engine: DeliveryEngine,
+): void {
+  addRoute(router, registry, {
+    method: "post",
+    path: "/projects/{project_id}/webhooks/{webhook_id}/test",
+    tag: "Webhooks",
+    summary: "Send a test event (example deployment.* envelope) to the webhook and return the outcome",
+    params: webhookParams,
+    body: testEventBody,
+    responses: { 200: { description: "The outcome of the test delivery", schema: testEventResultSchema } },
+    handler: async ({ params, body, auth }) => {
+      const { project, webhook } = await requireProjectWebhook(
+        pool,
+        auth,
+        params.project_id,
+        params.webhook_id,
+      );
+      return { status: 200, body: await engine.sendTestEvent(project, webhook, body.event_type) };
+    },
+  });
+}

@@ -1,0 +1,405 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.js";
+import { emitEvent } from "../../src/delivery-engine/emit.js";
+import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+let service: TestService;
+let receiver: Receiver;
+let projectId: number;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  service = await startTestService({ DELIVERY_TIMEOUT_MS: "500", DELIVERY_POLL_INTERVAL_MS: "200" });
+  projectId = (await service.api("POST", "/projects", { body: { name: "Shop", slug: "shop" } })).body.id;
+});
+afterAll(async () => {
+  await service.close();
+  await receiver.close();
+});
+
+async function createWebhook(body: Record<string, unknown>): Promise<number> {
+  const created = await service.api("POST", `/projects/${projectId}/webhooks`, { body });
+  expect(created.status).toBe(201);
+  return created.body.id;
+}
+
+function emit(eventType: "deployment.created" | "deployment.succeeded" | "deployment.failed", payload = {}) {
+  return withTransaction(service.pool, (client) =>
+    emitEvent(client, { eventType, projectId, payload: { deployment_id: 1, ...payload } }),
+  );
+}
+
+/** The finished delivery records of a webhook, via the API. */
+async function deliveriesOf(webhookId: number) {
+  const list = await service.api("GET", `/projects/${projectId}/webhooks/${webhookId}/deliveries`);
+  expect(list.status).toBe(200);
+  return list.body as Array<Record<string, unknown>>;
+}
+
+async function waitForDeliveries(webhookId: number, count: number) {
+  return eventually(async () => {
+    const list = await deliveriesOf(webhookId);
+    return list.length >= count ? list : undefined;
+  });
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe("emitting and delivering", () => {
+  it("delivers the stored envelope byte for byte with the spec's headers and a verifiable signature", async () => {
+    const secret = "whsec-signing-secret";
+    const webhookId = await createWebhook({
+      url: `${receiver.url}/signed`,
+      events: ["deployment.created"],
+      secret,
+    });
+    const before = receiver.requests.length;
+    const emitted = await emit("deployment.created");
+    expect(emitted.queued).toBe(1);
+
+    const [delivery] = await waitForDeliveries(webhookId, 1);
+    const request = receiver.requests.slice(before).find((r) => r.path === "/signed");
+    expect(request).toBeDefined();
+    if (!request || !delivery) return;
+
+    expect(request.method).toBe("POST");
+    expect(request.body).toBe(emitted.body);
+    expect(delivery.payload).toBe(emitted.body);
+    expect(request.headers["content-type"]).toBe("application/json");
+    expect(request.headers["x-webhook-event"]).toBe("deployment.created");
+    expect(request.headers["x-webhook-delivery"]).toBe(String(delivery.id));
+    const timestamp = request.headers["x-webhook-timestamp"] as string;
+    expect(timestamp).toMatch(/^\d{10}$/);
+    expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(5);
+
+    const expected = `sha256=${createHmac("sha256", secret).update(`${timestamp}.${request.body}`).digest("hex")}`;
+    const received = request.headers["x-webhook-signature"] as string;
+    expect(received).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(timingSafeEqual(Buffer.from(received), Buffer.from(expected))).toBe(true);
+
+    const envelope = JSON.parse(request.body);
+    expect(Object.keys(envelope)).toEqual(["id", "event_type", "timestamp", "project_id", "payload"]);
+    expect(envelope.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(envelope.event_type).toBe("deployment.created");
+    expect(envelope.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(envelope.project_id).toBe(projectId);
+
+    expect(delivery).toMatchObject({
+      webhook_id: webhookId,
+      event_type: "deployment.created",
+      event_id: envelope.id,
+      success: true,
+      status_code: 200,
+      response_body: "ok",
+      error_message: null,
+      attempt_number: 1,
+    });
+  });
+
+  it("sends unsigned when the webhook has no secret", async () => {
+    const webhookId = await createWebhook({ url: `${receiver.url}/unsigned`, events: ["deployment.failed"] });
+    await emit("deployment.failed");
+    await waitForDeliveries(webhookId, 1);
+    const request = receiver.requests.find((r) => r.path === "/unsigned");
+    expect(request?.headers["x-webhook-signature"]).toBeUndefined();
+    expect(request?.headers["x-webhook-event"]).toBe("deployment.failed");
+  });
+
+  it("queues nothing for disabled webhooks or webhooks not subscribed to the event", async () => {
+    const disabled = await createWebhook({
+      url: `${receiver.url}/disabled`,
+      events: ["deployment.succeeded"],
+      enabled: false,
+    });
+    const otherEvent = await createWebhook({ url: `${receiver.url}/other`, events: ["deployment.failed"] });
+    const subscribed = await createWebhook({
+      url: `${receiver.url}/subscribed`,
+      events: ["deployment.succeeded"],
+    });
+    const emitted = await emit("deployment.succeeded");
+    await waitForDeliveries(subscribed, 1);
+    const { rows } = await service.pool.query("SELECT webhook_id FROM deliveries WHERE event_id = $1", [
+      emitted.envelope.id,
+    ]);
+    expect(rows.map((r) => r.webhook_id)).toEqual([subscribed]);
+    expect(receiver.requests.some((r) => r.path === "/disabled" || r.path === "/other")).toBe(false);
+    expect(await deliveriesOf(disabled)).toEqual([]);
+    expect(await deliveriesOf(otherEvent)).toEqual([]);
+  });
+});
+
+describe("failure outcomes (spec §7)", () => {
+  async function failedDelivery(url: string) {
+    const webhookId = await createWebhook({ url, events: ["deployment.succeeded"] });
+    const emitted = await emit("deployment.succeeded");
+    const delivery = await eventually(async () => {
+      const { rows } = await service.pool.query(
+        "SELECT * FROM deliveries WHERE webhook_id = $1 AND event_id = $2 AND state = 'done'",
+        [webhookId, emitted.envelope.id],
+      );
+      return rows[0];
+    });
+    return { webhookId, delivery };
+  }
+
+  it("records a refused connection with status_code 0", async () => {
+    const url = `http://127.0.0.1:${await closedPort()}/hook`;
+    const { delivery } = await failedDelivery(url);
+    expect(delivery.success).toBe(false);
+    expect(delivery.status_code).toBe(0);
+    expect(delivery.response_body).toBe("");
+    expect(delivery.error_message).toBe(
+      `Connection failed to ${url}. The receiver may not be running, the URL may be wrong, or the endpoint may not be listening on the right port.`,
+    );
+  });
+
+  it("records a receiver that never answers as a timeout", async () => {
+    receiver.on("/hang", () => {});
+    const url = `${receiver.url}/hang`;
+    const { delivery } = await failedDelivery(url);
+    expect(delivery.status_code).toBe(0);
+    expect(delivery.error_message).toBe(
+      `Request timeout after 0.5 seconds. The endpoint ${url} did not respond in time; check that the receiver responds quickly.`,
+    );
+  });
+
+  it.each([
+    [404, "Not Found"],
+    [500, "Internal Server Error"],
+    [302, "Found"],
+  ])("records HTTP %i with its reason phrase and the body", async (status, reason) => {
+    const path = `/status-${status}`;
+    receiver.on(path, (_req, res) =>
+      res.writeHead(status, { location: `${receiver.url}/elsewhere` }).end("nope"),
+    );
+    const url = `${receiver.url}${path}`;
+    const { delivery } = await failedDelivery(url);
+    expect(delivery.success).toBe(false);
+    expect(delivery.status_code).toBe(status);
+    expect(delivery.response_body).toBe("nope");
+    expect(delivery.error_message).toBe(
+      `HTTP ${status} error from ${url}: ${reason}. The endpoint rejected the request.`,
+    );
+    expect(receiver.requests.some((r) => r.path === "/elsewhere")).toBe(false);
+  });
+});
+
+describe("replay (endpoint 9)", () => {
+  it("re-sends a failed delivery as a new record with the same event id and a higher attempt number", async () => {
+    let answer = 503;
+    receiver.on("/flaky", (_req, res) => res.writeHead(answer).end());
+    const webhookId = await createWebhook({ url: `${receiver.url}/flaky`, events: ["deployment.succeeded"] });
+    const emitted = await emit("deployment.succeeded");
+    const [failed] = await waitForDeliveries(webhookId, 1);
+    expect(failed?.success).toBe(false);
+
+    answer = 200;
+    const retryPath = `/projects/${projectId}/webhooks/${webhookId}/deliveries/${failed?.id}/retry`;
+    const retried = await service.api("POST", retryPath);
+    expect(retried.status).toBe(200);
+    expect(retried.body).toEqual({ success: true, status_code: 200, error_message: null, attempt_number: 2 });
+
+    const records = await deliveriesOf(webhookId);
+    expect(records).toHaveLength(2);
+    const newest = records[0];
+    expect(newest).toMatchObject({ event_id: emitted.envelope.id, attempt_number: 2, success: true });
+    expect(newest?.payload).toBe(emitted.body);
+    const lastRequest = receiver.requests.filter((r) => r.path === "/flaky").at(-1);
+    expect(lastRequest?.body).toBe(emitted.body);
+    expect(lastRequest?.headers["x-webhook-delivery"]).toBe(String(newest?.id));
+
+    // Retrying the first record again numbers from the highest attempt of the event, not from it.
+    const again = await service.api("POST", retryPath);
+    expect(again.body.attempt_number).toBe(3);
+    // A successful delivery can be re-sent too (receivers deduplicate by event id).
+    const ofSuccess = await service.api(
+      "POST",
+      `/projects/${projectId}/webhooks/${webhookId}/deliveries/${newest?.id}/retry`,
+    );
+    expect(ofSuccess.body).toMatchObject({ success: true, attempt_number: 4 });
+  });
+
+  it("reports a failing retry with its message, answers 409 on a disabled webhook and 404 for unknown ids", async () => {
+    receiver.on("/down", (_req, res) => res.writeHead(500).end());
+    const webhookId = await createWebhook({ url: `${receiver.url}/down`, events: ["deployment.failed"] });
+    await emit("deployment.failed");
+    const [failed] = await waitForDeliveries(webhookId, 1);
+    const retryPath = `/projects/${projectId}/webhooks/${webhookId}/deliveries/${failed?.id}/retry`;
+
+    const retried = await service.api("POST", retryPath);
+    expect(retried.body).toEqual({
+      success: false,
+      status_code: 500,
+      error_message: `HTTP 500 error from ${receiver.url}/down: Internal Server Error. The endpoint rejected the request.`,
+      attempt_number: 2,
+    });
+
+    await service.api("PUT", `/projects/${projectId}/webhooks/${webhookId}`, { body: { enabled: false } });
+    const onDisabled = await service.api("POST", retryPath);
+    expect(onDisabled.status).toBe(409);
+    expect(onDisabled.body.error.code).toBe("conflict");
+    expect(await deliveriesOf(webhookId)).toHaveLength(2);
+
+    const unknown = await service.api(
+      "POST",
+      `/projects/${projectId}/webhooks/${webhookId}/deliveries/999999/retry`,
+    );
+    expect(unknown.status).toBe(404);
+    const otherWebhook = await createWebhook({ url: `${receiver.url}/x`, events: ["deployment.failed"] });
+    const crossed = await service.api(
+      "POST",
+      `/projects/${projectId}/webhooks/${otherWebhook}/deliveries/${failed?.id}/retry`,
+    );
+    expect(crossed.status).toBe(404);
+  });
+});
+
+describe("test events", () => {
+  it("sends an example envelope of the chosen type, recorded as a delivery, even to a disabled webhook", async () => {
+    const webhookId = await createWebhook({
+      url: `${receiver.url}/test-target`,
+      events: ["deployment.created"],
+      enabled: false,
+    });
+    const sent = await service.api("POST", `/projects/${projectId}/webhooks/${webhookId}/test`, {
+      body: { event_type: "deployment.failed" },
+    });
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({
+      success: true,
+      status_code: 200,
+      error_message: null,
+      attempt_number: 1,
+    });
+
+    const request = receiver.requests.find((r) => r.path === "/test-target");
+    const envelope = JSON.parse(request?.body ?? "{}");
+    expect(envelope.id).toBe(sent.body.event_id);
+    expect(envelope.event_type).toBe("deployment.failed");
+    expect(envelope.payload).toMatchObject({
+      project_id: projectId,
+      project_name: "Shop",
+      status: "failed",
+      url: null,
+    });
+    expect(typeof envelope.payload.error_message).toBe("string");
+    expect(typeof envelope.payload.finished_at).toBe("string");
+
+    const [record] = await deliveriesOf(webhookId);
+    expect(record).toMatchObject({
+      id: sent.body.delivery_id,
+      event_type: "deployment.failed",
+      success: true,
+    });
+    expect(record?.payload).toBe(request?.body);
+  });
+
+  it("defaults to deployment.succeeded and refuses event types that are never emitted", async () => {
+    const webhookId = await createWebhook({
+      url: `${receiver.url}/test-default`,
+      events: ["deployment.created"],
+    });
+    const sent = await service.api("POST", `/projects/${projectId}/webhooks/${webhookId}/test`, { body: {} });
+    expect(sent.status).toBe(200);
+    const request = receiver.requests.find((r) => r.path === "/test-default");
+    expect(request?.headers["x-webhook-event"]).toBe("deployment.succeeded");
+    const payload = JSON.parse(request?.body ?? "{}").payload;
+    expect(payload).toMatchObject({ status: "succeeded", error_message: null, deployment_id: 0 });
+    expect(typeof payload.url).toBe("string");
+
+    const refused = await service.api("POST", `/projects/${projectId}/webhooks/${webhookId}/test`, {
+      body: { event_type: "email.bounced" },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain("deployment.succeeded");
+  });
+});
+
+describe("leases and workers", () => {
+  it("claims again a delivery whose worker died (lease expired)", async () => {
+    const webhookId = await createWebhook({ url: `${receiver.url}/orphan`, events: ["deployment.created"] });
+    const emitted = await withTransaction(service.pool, async (client) => {
+      // Disable the webhook's queueing path: insert the event and a delivery leased to a dead worker.
+      const result = await emitEvent(client, { eventType: "deployment.created", projectId, payload: {} });
+      await client.query(
+        `UPDATE deliveries SET state = 'in_flight', locked_by = 'dead-worker', locked_until = now() - interval '1 second'
+          WHERE event_id = $1`,
+        [result.envelope.id],
+      );
+      return result;
+    });
+    const [record] = await waitForDeliveries(webhookId, 1);
+    expect(record).toMatchObject({ event_id: emitted.envelope.id, success: true, attempt_number: 1 });
+  });
+
+  it("keeps delivering to other receivers while one receiver hangs", async () => {
+    const slow = await startTestService({
+      DELIVERY_CONCURRENCY: "8",
+      DELIVERY_PER_WEBHOOK_CONCURRENCY: "2",
+      DELIVERY_TIMEOUT_MS: "3000",
+    });
+    try {
+      const project = (await slow.api("POST", "/projects", { body: { name: "P", slug: "p" } })).body.id;
+      receiver.on("/stuck", () => {});
+      const make = async (path: string) =>
+        (
+          await slow.api("POST", `/projects/${project}/webhooks`, {
+            body: { url: `${receiver.url}${path}`, events: ["deployment.created"] },
+          })
+        ).body.id as number;
+      await make("/stuck");
+      const healthy = await make("/healthy");
+      const started = Date.now();
+      await withTransaction(slow.pool, async (client) => {
+        for (let i = 0; i < 20; i++)
+          await emitEvent(client, { eventType: "deployment.created", projectId: project, payload: {} });
+      });
+      await eventually(async () => {
+        const { rows } = await slow.pool.query(
+          "SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND state = 'done' AND success",
+          [healthy],
+        );
+        return rows[0].n === 20 ? true : undefined;
+      }, 2_500);
+      expect(Date.now() - started).toBeLessThan(2_500);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe("metrics", () => {
+  it("counts deliveries by outcome, event type and webhook, without URLs or secrets", async () => {
+    const webhookId = await createWebhook({
+      url: `${receiver.url}/metered`,
+      events: ["deployment.succeeded"],
+      secret: "metrics-secret-value",
+    });
+    await emit("deployment.succeeded");
+    await emit("deployment.succeeded");
+    await waitForDeliveries(webhookId, 2);
+    const response = await fetch(`${service.baseUrl}/metrics`);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain(
+      `webhook_operator_deliveries_total{webhook_id="${webhookId}",event_type="deployment.succeeded",outcome="success",reason="none"} 2`,
+    );
+    expect(text).toMatch(/webhook_operator_delivery_duration_ms_count\{outcome="success"\} \d+/);
+    expect(text).toMatch(/webhook_operator_delivery_lag_ms_count \d+/);
+    expect(text).toMatch(/webhook_operator_delivery_queue_depth \d+/);
+    expect(text).toMatch(/webhook_operator_deliveries_in_flight \d+/);
+    expect(text).toMatch(/webhook_operator_delivery_replays_total\{outcome="success"\} \d+/);
+    expect(text).toContain("process_cpu_user_seconds_total");
+    expect(text).not.toContain(receiver.url);
+    expect(text).not.toContain("metrics-secret-value");
+  });
+});
