@@ -6,24 +6,33 @@ const booleanFromEnv = z
   .enum(["true", "false", "1", "0", "yes", "no"])
   .transform((value) => value === "true" || value === "1" || value === "yes");
 
+/** Digits only: "1e3", "0x1F" or "8080abc" are mistakes worth reporting, not numbers to guess at. */
+const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().min(min).max(max));
+
 const configSchema = z.object({
   HOST: z.string().min(1).default("0.0.0.0"),
-  PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
+  PORT: wholeNumber(0, 65_535).default(8080),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  DATABASE_POOL_SIZE: wholeNumber(1, 200).default(10),
   DATA_DIR: z.string().min(1).default(".data"),
-  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65_535).default(5433),
+  EMBEDDED_POSTGRES_PORT: wholeNumber(1, 65_535).default(5433),
   API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
   API_KEY_FILE: z.string().min(1).optional(),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
-  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
-  DELIVERY_PER_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+  SHUTDOWN_TIMEOUT_MS: wholeNumber(0).default(10_000),
+  DELIVERY_CONCURRENCY: wholeNumber(1, 1_000).default(64),
+  DELIVERY_PER_WEBHOOK_CONCURRENCY: wholeNumber(1, 1_000).default(16),
   DELIVERY_WORKERS: booleanFromEnv.default(true),
-  DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
-  DELIVERY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
-  DELIVERY_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(2_000),
-  DELIVERY_RESPONSE_BODY_LIMIT_BYTES: z.coerce.number().int().min(0).max(1_048_576).default(4_096),
+  DELIVERY_TIMEOUT_MS: wholeNumber(1).default(30_000),
+  DELIVERY_LEASE_MS: wholeNumber(1_000).default(60_000),
+  DELIVERY_POLL_INTERVAL_MS: wholeNumber(10).default(2_000),
+  DELIVERY_RESPONSE_BODY_LIMIT_BYTES: wholeNumber(0, 1_048_576).default(4_096),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(true),
 });
 
@@ -50,9 +59,11 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-/** Parses the environment; throws ConfigError naming every bad variable. Empty values count as unset. */
+/** Parses the environment; throws ConfigError naming every bad variable. Blank values count as unset. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ""),
+  );
   const parsed = configSchema.safeParse(present);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
-import { NotFoundError } from "../http/errors.js";
+import { BadRequestError, NotFoundError } from "../http/errors.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { idParam, iso, isoTimestamp } from "../http/schemas.js";
@@ -63,6 +63,13 @@ export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, 
       requireAdmin(auth, "issue API keys");
       const key = generateApiKey();
       const projectIds = body.project_ids ? [...new Set(body.project_ids)] : null;
+      if (projectIds) {
+        const { rows } = await pool.query<{ id: number }>("SELECT id FROM projects WHERE id = ANY ($1)", [
+          projectIds,
+        ]);
+        const unknown = projectIds.filter((id) => !rows.some((row) => row.id === id));
+        if (unknown.length > 0) throw new BadRequestError(`Unknown project ids: ${unknown.join(", ")}.`);
+      }
       const row = await insertApiKey(pool, { name: body.name, keyHash: hashApiKey(key), projectIds });
       return { status: 201, body: { ...toApiKeyJson(row), key } };
     },

@@ -11,17 +11,11 @@ export interface ApiKeyRow {
 
 const columns = "id, name, key_hash, project_ids, created_at, last_used_at";
 
-// node-postgres parses bigint[] elements as strings (only scalar int8 gets the number parser in
-// db/pool.ts); project ids are compared with numbers, so convert them here.
-function fromDb(row: ApiKeyRow): ApiKeyRow {
-  return { ...row, project_ids: row.project_ids === null ? null : row.project_ids.map(Number) };
-}
-
 export async function findApiKeyByHash(db: Queryable, keyHash: Buffer): Promise<ApiKeyRow | undefined> {
   const { rows } = await db.query<ApiKeyRow>(`SELECT ${columns} FROM api_keys WHERE key_hash = $1`, [
     keyHash,
   ]);
-  return rows[0] && fromDb(rows[0]);
+  return rows[0];
 }
 
 export async function insertApiKey(
@@ -32,7 +26,7 @@ export async function insertApiKey(
     `INSERT INTO api_keys (name, key_hash, project_ids) VALUES ($1, $2, $3) RETURNING ${columns}`,
     [key.name, key.keyHash, key.projectIds],
   );
-  return fromDb(rows[0] as ApiKeyRow);
+  return rows[0] as ApiKeyRow;
 }
 
 /** Idempotent: a configured key is registered on every start; the second replica's insert is a no-op. */
@@ -50,7 +44,7 @@ export async function countApiKeys(db: Queryable): Promise<number> {
 
 export async function listApiKeys(db: Queryable): Promise<ApiKeyRow[]> {
   const { rows } = await db.query<ApiKeyRow>(`SELECT ${columns} FROM api_keys ORDER BY id DESC`);
-  return rows.map(fromDb);
+  return rows;
 }
 
 export async function deleteApiKey(db: Queryable, id: number): Promise<boolean> {

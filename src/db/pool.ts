@@ -7,6 +7,14 @@ export type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
 // bigint columns (ids, counts) come back as strings by default; every id we hand out fits in a JS
 // number (identity columns start at 1 and grow by 1), so parse them as numbers once, here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+// bigint[] (e.g. api_keys.project_ids) likewise, through the text[] parser.
+// pg's TypeId enum does not name the array types: 1016 is bigint[], 1009 is text[].
+type TypeId = Parameters<typeof pg.types.getTypeParser>[0];
+const int8ArrayOid = 1016 as TypeId;
+const parseTextArray = pg.types.getTypeParser(1009 as TypeId) as (value: string) => string[];
+pg.types.setTypeParser(int8ArrayOid, (value: string) =>
+  parseTextArray(value).map((item) => Number.parseInt(item, 10)),
+);
 
 export function createPool(connectionString: string, max: number): Pool {
   const pool = new pg.Pool({ connectionString, max });

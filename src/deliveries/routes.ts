@@ -15,7 +15,20 @@ import { findDeliveryRecord, listDeliveryRecords } from "./store.js";
 const tag = "Deliveries";
 
 export function toDeliveryJson(row: DeliveryRecordRow) {
-  return { ...row, created_at: iso(row.created_at), delivered_at: iso(row.delivered_at) };
+  return {
+    id: row.id,
+    webhook_id: row.webhook_id,
+    event_type: row.event_type,
+    event_id: row.event_id,
+    payload: row.payload,
+    success: row.success,
+    status_code: row.status_code,
+    response_body: row.response_body,
+    error_message: row.error_message,
+    attempt_number: row.attempt_number,
+    created_at: iso(row.created_at),
+    delivered_at: iso(row.delivered_at),
+  };
 }
 
 export function registerDeliveryRoutes(

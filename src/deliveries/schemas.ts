@@ -1,4 +1,5 @@
 import { z } from "../http/openapi.js";
+import { deliveryLimit } from "../http/pagination.js";
 import { idParam, isoTimestamp } from "../http/schemas.js";
 
 export const deliveryParams = z.object({
@@ -7,14 +8,7 @@ export const deliveryParams = z.object({
   delivery_id: idParam("delivery_id"),
 });
 
-export const listDeliveriesQuery = z.object({
-  limit: z.coerce
-    .number({ error: "limit must be an integer" })
-    .int("limit must be an integer")
-    .transform((value) => Math.min(100, Math.max(1, value)))
-    .default(50)
-    .openapi({ description: "How many deliveries, newest first; default 50, clamped to 1–100", example: 50 }),
-});
+export const listDeliveriesQuery = z.object({ limit: deliveryLimit });
 
 export const deliverySchema = z
   .object({

@@ -9,7 +9,7 @@ export interface EventToEmit {
   /** Only the events of spec §6.1 are emitted; the others are accepted in subscriptions only. */
   eventType: DeploymentEventType;
   projectId: number;
-  payload: Record<string, unknown>;
+  payload: object;
 }
 
 export interface EmittedEvent {

@@ -142,9 +142,7 @@ export function createDeliveryEngine(options: {
     },
 
     async sendTestEvent(project, webhook, eventType) {
-      const envelope = createEnvelope(eventType, project.id, {
-        ...exampleDeploymentPayload(eventType, project),
-      });
+      const envelope = createEnvelope(eventType, project.id, exampleDeploymentPayload(eventType, project));
       const body = JSON.stringify(envelope);
       const row = await withTransaction(pool, async (client) => {
         await insertEventRecord(client, {

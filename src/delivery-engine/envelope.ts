@@ -7,13 +7,13 @@ export interface Envelope {
   event_type: EventType;
   timestamp: string;
   project_id: number | null;
-  payload: Record<string, unknown>;
+  payload: object;
 }
 
 export function createEnvelope(
   eventType: EventType,
   projectId: number | null,
-  payload: Record<string, unknown>,
+  payload: object,
   now: Date = new Date(),
 ): Envelope {
   return {

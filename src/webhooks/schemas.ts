@@ -16,7 +16,7 @@ const eventName = z.enum(eventTypeNames, {
 const events = z
   .array(eventName, { error: "events must be an array of event type names" })
   .min(1, "events must name at least one event type")
-  .max(eventTypeNames.length * 2)
+  .max(100, "events must list at most 100 names")
   .transform((names) => [...new Set(names)])
   .openapi({ example: ["deployment.succeeded", "deployment.failed"] });
 

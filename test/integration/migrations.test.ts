@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { loadMigrations, migrate } from "../../src/db/migrate.js";
+import { createPool, type Pool } from "../../src/db/pool.js";
+import { createTestDatabase, type TestDatabase } from "../support/database.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function emptyDatabase(): Promise<TestDatabase> {
+  const database = await createTestDatabase({ empty: true });
+  cleanups.push(() => database.drop());
+  return database;
+}
+
+function pool(database: TestDatabase): Pool {
+  const created = createPool(database.url, 2);
+  cleanups.push(() => created.end());
+  return created;
+}
+
+async function appliedRows(db: Pool): Promise<{ id: number; name: string }[]> {
+  const { rows } = await db.query<{ id: number; name: string }>(
+    "SELECT id, name FROM schema_migrations ORDER BY id",
+  );
+  return rows;
+}
+
+describe("migrate()", () => {
+  it("finds numbered migration files", async () => {
+    const migrations = await loadMigrations();
+    expect(migrations.length).toBeGreaterThanOrEqual(1);
+    expect(migrations.map((m) => m.id)).toEqual(
+      [...new Set(migrations.map((m) => m.id))].sort((a, b) => a - b),
+    );
+    for (const migration of migrations) expect(migration.sql.length).toBeGreaterThan(0);
+  });
+
+  // Repeated on fresh databases: the race between the two callers goes differently each time.
+  it.each([1, 2, 3])(
+    "applies every migration exactly once when two processes migrate an empty database at once (round %i)",
+    async () => {
+      const migrations = await loadMigrations();
+      const database = await emptyDatabase();
+      const first = pool(database);
+      const second = pool(database);
+      expect((await first.query("SELECT to_regclass('public.schema_migrations') AS t")).rows[0].t).toBeNull();
+
+      const [appliedByFirst, appliedBySecond] = await Promise.all([migrate(first), migrate(second)]);
+
+      // Each file was applied by exactly one of the two callers.
+      const applied = [...appliedByFirst, ...appliedBySecond].sort();
+      expect(applied).toEqual(migrations.map((m) => m.name).sort());
+
+      expect(await appliedRows(first)).toEqual(migrations.map((m) => ({ id: m.id, name: m.name })));
+      // The schema is really there.
+      const tables = await first.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+      );
+      expect(tables.rows.map((row) => row.table_name)).toEqual(
+        expect.arrayContaining([
+          "projects",
+          "webhooks",
+          "deliveries",
+          "events",
+          "api_keys",
+          "schema_migrations",
+        ]),
+      );
+
+      // A later start applies nothing and changes nothing.
+      const third = pool(database);
+      expect(await migrate(third)).toEqual([]);
+      expect(await appliedRows(third)).toHaveLength(migrations.length);
+    },
+  );
+});

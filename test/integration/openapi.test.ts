@@ -1,0 +1,240 @@
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Express } from "express";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { createPool, type Pool } from "../../src/db/pool.js";
+import { createDeliveryEngine } from "../../src/delivery-engine/engine.js";
+import { createApp } from "../../src/http/app.js";
+import { createLogger } from "../../src/logger.js";
+import { createTestDatabase } from "../support/database.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+const logger = createLogger("silent");
+const httpMethods = ["get", "post", "put", "delete", "patch", "head", "options"];
+
+interface Operation {
+  method: string;
+  path: string;
+}
+
+// Express 5 (router 2.x) internals, read at run time: a layer carries `route` (with `path` and
+// `methods`) for app.get/router.get, or a nested router in `handle.stack` with its mount path in
+// `rawPath` for app.use(path, router).
+interface Layer {
+  rawPath?: unknown;
+  route?: { path: unknown; methods: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+}
+
+function walk(stack: Layer[], prefix: string, out: Operation[]): void {
+  for (const layer of stack) {
+    if (layer.route) {
+      expect(typeof layer.route.path).toBe("string");
+      for (const [method, enabled] of Object.entries(layer.route.methods)) {
+        if (enabled && method !== "_all") out.push({ method, path: prefix + String(layer.route.path) });
+      }
+    } else if (layer.handle?.stack) {
+      const mount = layer.rawPath;
+      expect(typeof mount).toBe("string");
+      walk(layer.handle.stack, prefix + (mount === "/" ? "" : String(mount)), out);
+    }
+  }
+}
+
+function servedOperations(app: Express): Operation[] {
+  const router = (app as unknown as { router: { stack: Layer[] } }).router;
+  expect(Array.isArray(router.stack)).toBe(true);
+  const out: Operation[] = [];
+  walk(router.stack, "", out);
+  return out;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is read as plain JSON
+function documentedOperations(document: any): Operation[] {
+  const out: Operation[] = [];
+  for (const [path, item] of Object.entries(document.paths as Record<string, object>)) {
+    for (const method of Object.keys(item)) {
+      if (httpMethods.includes(method)) out.push({ method, path });
+    }
+  }
+  return out;
+}
+
+/** The real app with a real (never started) delivery engine: these tests make no delivery. */
+function appFor(pool: Pool, databaseUrl: string): Express {
+  const config = loadConfig({ LOG_LEVEL: "silent" });
+  const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
+  return createApp({ pool, logger, engine });
+}
+
+const key = (operation: Operation) => `${operation.method.toUpperCase()} ${operation.path}`;
+
+async function listen(app: Express): Promise<{ url: string; server: Server }> {
+  const server = createServer(app);
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+async function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+let service: TestService;
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is read as plain JSON
+let document: any;
+
+beforeAll(async () => {
+  service = await startTestService();
+  const response = await fetch(`${service.baseUrl}/api/docs`);
+  expect(response.status).toBe(200);
+  document = await response.json();
+});
+afterAll(() => service.close());
+
+describe("GET /api/docs", () => {
+  it("serves an OpenAPI 3.1 document without a key", () => {
+    expect(document.openapi).toMatch(/^3\.1\.\d+$/);
+    expect(document.info.title).toEqual(expect.any(String));
+    expect(document.info.version).toEqual(expect.any(String));
+    expect(Object.keys(document.paths).length).toBeGreaterThan(0);
+  });
+
+  it("documents every /api route the express app serves, with its method, and nothing else", async () => {
+    const database = await createTestDatabase();
+    const pool = createPool(database.url, 2);
+    const app = appFor(pool, database.url);
+    const { url, server } = await listen(app);
+    try {
+      // The document of this very app instance, so the comparison is like for like. The running
+      // service may register extra routes (extraRoutes), so its document holds at least these.
+      const own = await (await fetch(`${url}/api/docs`)).json();
+      expect(documentedOperations(document).map(key)).toEqual(
+        expect.arrayContaining(documentedOperations(own).map(key)),
+      );
+
+      const served = servedOperations(app)
+        .filter((op) => op.path.startsWith("/api/") && op.path !== "/api/docs")
+        .map((op) => ({
+          method: op.method,
+          path: op.path.slice("/api".length).replace(/:(\w+)/g, "{$1}"),
+        }));
+      expect(served.length).toBeGreaterThanOrEqual(8);
+      // The health routes are found too, so the walk sees the whole app.
+      expect(servedOperations(app).map(key)).toEqual(
+        expect.arrayContaining(["GET /healthz", "GET /readyz", "GET /api/docs"]),
+      );
+
+      const documented = documentedOperations(own).map(key).sort();
+      expect(documented).toEqual(expect.arrayContaining(served.map(key)));
+      // And the other way round: nothing is documented that the app does not serve.
+      expect(served.map(key).sort()).toEqual(expect.arrayContaining(documented));
+      expect(new Set(served.map(key)).size).toBe(served.length);
+    } finally {
+      await close(server);
+      await pool.end();
+      await database.drop();
+    }
+  });
+
+  it("documents the spec's endpoints 1 to 8", () => {
+    const documented = documentedOperations(document).map(key);
+    expect(documented).toEqual(
+      expect.arrayContaining([
+        "GET /webhook-event-types",
+        "POST /projects/{project_id}/webhooks",
+        "GET /projects/{project_id}/webhooks",
+        "GET /projects/{project_id}/webhooks/{webhook_id}",
+        "PUT /projects/{project_id}/webhooks/{webhook_id}",
+        "DELETE /projects/{project_id}/webhooks/{webhook_id}",
+        "GET /projects/{project_id}/webhooks/{webhook_id}/deliveries",
+        "GET /projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}",
+      ]),
+    );
+  });
+
+  it("declares path parameters as integers", () => {
+    const operation = document.paths["/projects/{project_id}/webhooks/{webhook_id}"].get;
+    const names = operation.parameters.filter((p: { in: string }) => p.in === "path");
+    expect(names.map((p: { name: string }) => p.name).sort()).toEqual(["project_id", "webhook_id"]);
+    for (const parameter of names) {
+      expect(parameter.required).toBe(true);
+      expect(parameter.schema.type).toBe("integer");
+    }
+  });
+
+  it("has Webhook and Delivery schemas with exactly the spec §2.5 and §2.6 properties", () => {
+    const schemas = document.components.schemas;
+    expect(Object.keys(schemas.Webhook.properties).sort()).toEqual(
+      ["id", "project_id", "url", "events", "enabled", "has_secret", "created_at", "updated_at"].sort(),
+    );
+    expect(schemas.Webhook.properties).not.toHaveProperty("secret");
+    expect(Object.keys(schemas.Delivery.properties).sort()).toEqual(
+      [
+        "id",
+        "webhook_id",
+        "event_type",
+        "event_id",
+        "payload",
+        "success",
+        "status_code",
+        "response_body",
+        "error_message",
+        "attempt_number",
+        "created_at",
+        "delivered_at",
+      ].sort(),
+    );
+  });
+
+  it("declares the bearerAuth security scheme and requires it", () => {
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(document.security).toEqual([{ bearerAuth: [] }]);
+  });
+});
+
+describe("health endpoints", () => {
+  it("answers /healthz with 200 {status: ok}", async () => {
+    const response = await fetch(`${service.baseUrl}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "ok" });
+  });
+
+  it("answers /readyz with 200 when the database answers", async () => {
+    const response = await fetch(`${service.baseUrl}/readyz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ status: "ready" });
+  });
+
+  it("answers /readyz with 503 when the database is unreachable, while /healthz stays 200", async () => {
+    let pool: Pool | undefined;
+    let server: Server | undefined;
+    try {
+      const unreachable = `postgres://postgres:postgres@127.0.0.1:${await closedPort()}/postgres`;
+      pool = createPool(unreachable, 1);
+      const listening = await listen(appFor(pool, unreachable));
+      server = listening.server;
+      const ready = await fetch(`${listening.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ status: "not ready" });
+      const health = await fetch(`${listening.url}/healthz`);
+      expect(health.status).toBe(200);
+    } finally {
+      if (server) await close(server);
+      await pool?.end();
+    }
+  });
+});

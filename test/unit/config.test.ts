@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.js";
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe("loadConfig", () => {
+  it("applies the documented defaults to an empty environment", () => {
+    expect(loadConfig({})).toMatchObject({
+      http: { host: "0.0.0.0", port: 8080 },
+      logLevel: "info",
+      database: { url: undefined, poolSize: 10, dataDir: ".data", embeddedPort: 5433 },
+      apiKey: { value: undefined, file: undefined },
+      shutdownTimeoutMs: 10_000,
+      delivery: {
+        concurrency: 64,
+        timeoutMs: 30_000,
+        leaseMs: 60_000,
+        pollIntervalMs: 2_000,
+        responseBodyLimitBytes: 4_096,
+        allowPrivateNetworks: true,
+      },
+    });
+  });
+
+  it("reads and converts set values", () => {
+    const config = loadConfig({
+      HOST: "127.0.0.1",
+      PORT: "9000",
+      LOG_LEVEL: "debug",
+      DATABASE_URL: "postgres://u:p@db.example:5432/wo",
+      DATABASE_POOL_SIZE: "3",
+      API_KEY: "0123456789abcdef",
+      API_KEY_FILE: "/run/secrets/api-key",
+      DELIVERY_TIMEOUT_MS: "5000",
+      DELIVERY_ALLOW_PRIVATE_NETWORKS: "false",
+    });
+    expect(config.http).toEqual({ host: "127.0.0.1", port: 9000 });
+    expect(config.logLevel).toBe("debug");
+    expect(config.database).toMatchObject({ url: "postgres://u:p@db.example:5432/wo", poolSize: 3 });
+    expect(config.apiKey).toEqual({ value: "0123456789abcdef", file: "/run/secrets/api-key" });
+    expect(config.delivery.timeoutMs).toBe(5000);
+    expect(config.delivery.allowPrivateNetworks).toBe(false);
+    expect(loadConfig({ DATABASE_URL: "postgresql://h/db" }).database.url).toBe("postgresql://h/db");
+  });
+
+  it.each([
+    ["true", true],
+    ["1", true],
+    ["yes", true],
+    ["false", false],
+    ["0", false],
+    ["no", false],
+  ])("reads DELIVERY_ALLOW_PRIVATE_NETWORKS=%s as %s", (value, expected) => {
+    expect(loadConfig({ DELIVERY_ALLOW_PRIVATE_NETWORKS: value }).delivery.allowPrivateNetworks).toBe(
+      expected,
+    );
+  });
+
+  it.each([
+    ["PORT", "abc"],
+    ["PORT", "70000"],
+    ["PORT", "80.5"],
+    ["DATABASE_URL", "http://x"],
+    ["DATABASE_URL", "not a url"],
+    ["DELIVERY_ALLOW_PRIVATE_NETWORKS", "maybe"],
+    ["LOG_LEVEL", "verbose"],
+    ["DATABASE_POOL_SIZE", "0"],
+    ["API_KEY", "short"],
+  ])("rejects %s=%s with a ConfigError naming the variable", (name, value) => {
+    const error = configError({ [name]: value });
+    expect(error.message).toContain(name);
+  });
+
+  it("names every bad variable in one error", () => {
+    const error = configError({
+      PORT: "abc",
+      DATABASE_URL: "http://x",
+      DELIVERY_ALLOW_PRIVATE_NETWORKS: "maybe",
+    });
+    const lines = error.message.split("\n");
+    for (const name of ["PORT", "DATABASE_URL", "DELIVERY_ALLOW_PRIVATE_NETWORKS"]) {
+      expect(lines.some((line) => line.trim().startsWith(`${name}:`))).toBe(true);
+    }
+    expect(error.message).not.toMatch(/HOST|LOG_LEVEL/);
+  });
+
+  it("treats empty strings as unset", () => {
+    const config = loadConfig({
+      PORT: "",
+      HOST: "",
+      DATABASE_URL: "",
+      API_KEY: "",
+      API_KEY_FILE: "",
+      LOG_LEVEL: "",
+      DELIVERY_ALLOW_PRIVATE_NETWORKS: "",
+    });
+    expect(config.http).toEqual({ host: "0.0.0.0", port: 8080 });
+    expect(config.database.url).toBeUndefined();
+    expect(config.apiKey).toEqual({ value: undefined, file: undefined });
+    expect(config.logLevel).toBe("info");
+    expect(config.delivery.allowPrivateNetworks).toBe(true);
+  });
+
+  it("ignores unrelated environment variables", () => {
+    expect(loadConfig({ PATH: "/usr/bin", HOME: "/root" }).http.port).toBe(8080);
+  });
+});
