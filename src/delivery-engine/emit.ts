@@ -36,16 +36,20 @@ export async function emitEvents(
     return { envelope, body: JSON.stringify(envelope) };
   });
   const { rows } = await db.query<{ queued: number }>(
-    `WITH new_events AS (
-       INSERT INTO events (id, project_id, event_type, envelope, created_at)
+    // Deliveries are numbered in the order the events were given (the ordinality), so a rollout's
+    // created is queued before its ready when both are emitted together.
+    `WITH given AS (
        SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[])
-       RETURNING id, project_id, event_type
+                WITH ORDINALITY AS g (id, project_id, event_type, envelope, created_at, position)
+     ), new_events AS (
+       INSERT INTO events (id, project_id, event_type, envelope, created_at)
+       SELECT id, project_id, event_type, envelope, created_at FROM given
      ), queued AS (
        INSERT INTO deliveries (webhook_id, event_id, event_type)
-       SELECT w.id, e.id, e.event_type
-         FROM new_events e
-         JOIN webhooks w ON w.project_id = e.project_id AND w.enabled AND e.event_type = ANY (w.events)
-        ORDER BY e.id, w.id
+       SELECT w.id, g.id, g.event_type
+         FROM given g
+         JOIN webhooks w ON w.project_id = g.project_id AND w.enabled AND g.event_type = ANY (w.events)
+        ORDER BY g.position, w.id
        RETURNING id
      )
      SELECT count(*)::int AS queued, CASE WHEN count(*) > 0 THEN pg_notify($6, '') END::text AS notified

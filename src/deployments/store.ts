@@ -77,3 +77,84 @@ export async function insertDeployment(db: Queryable, deployment: NewDeployment)
   );
   return rows[0] as DeploymentRow;
 }
+
+/** The rollout (source_uid, revision), created pending when first seen, locked for this transaction. */
+export async function lockRollout(
+  db: Queryable,
+  rollout: NewDeployment & { sourceUid: string; revision: string },
+): Promise<{ row: DeploymentRow; inserted: boolean }> {
+  const inserted = await db.query<DeploymentRow>(
+    `INSERT INTO deployments
+       (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status, started_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', clock_timestamp())
+     ON CONFLICT (source_uid, revision) DO NOTHING
+     RETURNING ${columns}`,
+    [
+      rollout.projectId,
+      rollout.sourceUid,
+      rollout.revision,
+      rollout.name,
+      rollout.environment,
+      rollout.branch ?? null,
+      rollout.commitSha ?? null,
+      rollout.commitMessage ?? null,
+    ],
+  );
+  if (inserted.rows[0]) return { row: inserted.rows[0], inserted: true };
+  const { rows } = await db.query<DeploymentRow>(
+    `SELECT ${columns} FROM deployments WHERE source_uid = $1 AND revision = $2 FOR UPDATE`,
+    [rollout.sourceUid, rollout.revision],
+  );
+  return { row: rows[0] as DeploymentRow, inserted: false };
+}
+
+export interface RolloutChanges {
+  status: DeploymentStatus;
+  emittedEvents: string[];
+  url: string | null;
+  errorMessage: string | null;
+  finishedAt: Date | null;
+}
+
+export async function updateRollout(
+  db: Queryable,
+  id: number,
+  changes: RolloutChanges,
+): Promise<DeploymentRow> {
+  const { rows } = await db.query<DeploymentRow>(
+    `UPDATE deployments
+        SET status = $2, emitted_events = $3, url = $4, error_message = $5, finished_at = $6,
+            updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
+      WHERE id = $1 RETURNING ${columns}`,
+    [id, changes.status, changes.emittedEvents, changes.url, changes.errorMessage, changes.finishedAt],
+  );
+  return rows[0] as DeploymentRow;
+}
+
+/**
+ * Marks unfinished rollouts cancelled and returns them (locked): those of a Deployment (sourceUid)
+ * older than `beforeRevision` when it is superseded, or all of them when it was deleted.
+ */
+export async function cancelUnfinishedRollouts(
+  db: Queryable,
+  target: { sourceUid: string; beforeRevision?: string } | { notInSourceUids: string[] },
+): Promise<DeploymentRow[]> {
+  const where =
+    "notInSourceUids" in target
+      ? "source_uid IS NOT NULL AND source_uid <> ALL ($1::text[])"
+      : "source_uid = $1 AND ($2::bigint IS NULL OR revision::bigint < $2::bigint)";
+  const params =
+    "notInSourceUids" in target
+      ? [target.notInSourceUids]
+      : [target.sourceUid, target.beforeRevision ?? null];
+  const { rows } = await db.query<DeploymentRow>(
+    `UPDATE deployments
+        SET status = 'cancelled', finished_at = clock_timestamp(),
+            emitted_events = array_append(emitted_events, 'deployment.cancelled'),
+            updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
+      WHERE ${where} AND status NOT IN ('succeeded', 'failed', 'cancelled')
+      RETURNING ${columns}`,
+    params,
+  );
+  return rows;
+}

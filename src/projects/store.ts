@@ -48,3 +48,29 @@ export async function insertProject(
   );
   return rows[0] as ProjectRow;
 }
+
+/**
+ * The project of a Kubernetes namespace (slug = namespace name), created on first sight; name and
+ * repo_url follow the namespace's annotations when they are set.
+ */
+export async function ensureNamespaceProject(
+  db: Queryable,
+  namespace: { name: string; displayName: string | null; repoUrl: string | null },
+): Promise<ProjectRow> {
+  const { rows } = await db.query<ProjectRow>(
+    `INSERT INTO projects (name, slug, repo_url) VALUES (COALESCE($2, $1), $1, $3)
+     ON CONFLICT (slug) DO UPDATE
+        SET name = COALESCE($2, projects.name), repo_url = COALESCE($3, projects.repo_url),
+            updated_at = CASE WHEN projects.name IS DISTINCT FROM COALESCE($2, projects.name)
+                                OR projects.repo_url IS DISTINCT FROM COALESCE($3, projects.repo_url)
+                              THEN clock_timestamp() ELSE projects.updated_at END
+     RETURNING ${columns}`,
+    [namespace.name, namespace.displayName, namespace.repoUrl],
+  );
+  return rows[0] as ProjectRow;
+}
+
+export async function findProjectBySlug(db: Queryable, slug: string): Promise<ProjectRow | undefined> {
+  const { rows } = await db.query<ProjectRow>(`SELECT ${columns} FROM projects WHERE slug = $1`, [slug]);
+  return rows[0];
+}

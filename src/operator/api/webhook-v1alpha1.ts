@@ -1,0 +1,179 @@
+import { eventTypeNames } from "../../webhooks/event-types.js";
+
+// The Webhook custom resource (webhook-operator.io/v1alpha1), defined once here. The CRD in crds/ is
+// generated from this file (`npm run generate:crd`; a test fails when it is out of date), and the
+// reconciler validates specs against the same schema, so the CRD and the code cannot drift.
+
+export const group = "webhook-operator.io";
+export const version = "v1alpha1";
+export const kind = "Webhook";
+export const plural = "webhooks";
+export const singular = "webhook";
+export const shortNames = ["wh"];
+export const apiVersion = `${group}/${version}`;
+/** Set on every Webhook the operator manages, so the service row is deleted before the resource. */
+export const finalizer = `${group}/finalizer`;
+
+export interface WebhookSpec {
+  url: string;
+  events: string[];
+  enabled: boolean;
+  secretRef?: { name: string; key: string };
+}
+
+/** Shaped like metav1.Condition. */
+export interface Condition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+export interface WebhookStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  webhookId?: number;
+  projectId?: number;
+  hasSecret?: boolean;
+  lastDelivery?: { at: string; success: boolean; statusCode: number; eventType: string };
+}
+
+export interface WebhookResource {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    [key: string]: unknown;
+  };
+  spec: WebhookSpec;
+  status?: WebhookStatus;
+}
+
+const dnsSubdomain = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+
+export const specSchema = {
+  type: "object",
+  required: ["url", "events"],
+  properties: {
+    url: {
+      type: "string",
+      maxLength: 2048,
+      pattern: "^https?://[^\\s/]+",
+      description: "Receiver address: an absolute http:// or https:// URL.",
+    },
+    events: {
+      type: "array",
+      minItems: 1,
+      maxItems: eventTypeNames.length,
+      items: { type: "string", enum: [...eventTypeNames] },
+      "x-kubernetes-list-type": "set",
+      description: "Subscribed event names (spec §6).",
+    },
+    enabled: { type: "boolean", default: true, description: "Disabled webhooks get no deliveries." },
+    secretRef: {
+      type: "object",
+      required: ["name", "key"],
+      properties: {
+        name: { type: "string", minLength: 1, maxLength: 253, pattern: dnsSubdomain },
+        key: { type: "string", minLength: 1, maxLength: 253, pattern: "^[-._a-zA-Z0-9]+$" },
+      },
+      description: "Secret in the Webhook's namespace holding the signing secret.",
+    },
+  },
+  "x-kubernetes-validations": [
+    {
+      rule: "self.url.startsWith('http://') || self.url.startsWith('https://')",
+      message: "url must start with http:// or https://",
+    },
+  ],
+} as const;
+
+const conditionSchema = {
+  type: "object",
+  required: ["type", "status", "lastTransitionTime", "reason", "message"],
+  properties: {
+    type: { type: "string" },
+    status: { type: "string", enum: ["True", "False", "Unknown"] },
+    observedGeneration: { type: "integer", format: "int64" },
+    lastTransitionTime: { type: "string", format: "date-time" },
+    reason: { type: "string" },
+    message: { type: "string" },
+  },
+} as const;
+
+export const statusSchema = {
+  type: "object",
+  properties: {
+    observedGeneration: { type: "integer", format: "int64" },
+    conditions: {
+      type: "array",
+      items: conditionSchema,
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["type"],
+    },
+    webhookId: { type: "integer", format: "int64" },
+    projectId: { type: "integer", format: "int64" },
+    hasSecret: { type: "boolean" },
+    lastDelivery: {
+      type: "object",
+      properties: {
+        at: { type: "string", format: "date-time" },
+        success: { type: "boolean" },
+        statusCode: { type: "integer" },
+        eventType: { type: "string" },
+      },
+    },
+  },
+} as const;
+
+/** The CustomResourceDefinition object (written to crds/ as YAML). */
+export function customResourceDefinition() {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      names: { kind, listKind: `${kind}List`, plural, singular, shortNames },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: "URL", type: "string", jsonPath: ".spec.url" },
+            { name: "Events", type: "string", jsonPath: ".spec.events" },
+            { name: "Enabled", type: "boolean", jsonPath: ".spec.enabled" },
+            { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+            { name: "Last Delivery", type: "date", jsonPath: ".status.lastDelivery.at" },
+            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              description: "An outbound webhook that receives signed deployment.* events of its namespace.",
+              required: ["spec"],
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: specSchema,
+                status: statusSchema,
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
