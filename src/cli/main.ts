@@ -1,48 +1,35 @@
 #!/usr/bin/env node
 import { Command } from "commander";
-import { ConfigError, loadConfig } from "../config.js";
-import { createLogger } from "../logger.js";
-import { startService } from "../service.js";
 import { version } from "../version.js";
+import { reportError } from "./errors.js";
+import { serve } from "./serve.js";
+import { registerWebhookCommands } from "./webhooks/commands.js";
 
-async function serve(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel);
-  const service = await startService(config, logger);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "signal received");
-    service.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, "shutdown failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
-}
-
+// One binary: `serve` runs the operator, `webhooks` (alias `hooks`) is the API client.
 const program = new Command()
   .name("webhook-operator")
   .description("Kubernetes operator and service for outbound deployment webhooks")
-  .version(version);
+  .version(version)
+  // Set before adding commands: subcommands inherit these. Errors throw instead of exiting, so exit
+  // codes are decided in one place (reportError); a usage mistake prints that command's help.
+  .exitOverride()
+  .showHelpAfterError()
+  .configureHelp({ showGlobalOptions: true, sortSubcommands: false });
 
 program
   .command("serve")
   .description("run the operator: API, delivery workers, and (in a cluster) the controller")
+  .option("--no-kubernetes", "run the API and delivery workers only, even where a cluster is configured")
   .action(serve);
 
+registerWebhookCommands(program);
+
+// `webhook-operator hooks list | head -1` closes the pipe early; that is not an error.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  throw error;
+});
+
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`${error.message}\n`);
-  } else {
-    process.stderr.write(
-      `webhook-operator failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-  }
-  process.exit(1);
+  process.exitCode = reportError(error);
 });

@@ -1,0 +1,158 @@
+import { type Command, Option } from "commander";
+import { DeliveryFailedError, usageError } from "../errors.js";
+import { registerDeliveryCommands } from "./deliveries.js";
+import {
+  addGroupOptions,
+  connect,
+  enabledOption,
+  eventsOption,
+  projectIdOption,
+  type WebhookRef,
+  webhookIdOption,
+} from "./options.js";
+import { emit } from "./output.js";
+import { addSecretOptions, resolveSecret, type SecretOptions } from "./secret.js";
+import { attemptFields, eventTypeTable, webhookFields, webhookTable } from "./views.js";
+
+interface CreateOptions extends SecretOptions {
+  projectId: number;
+  url: string;
+  events: string[];
+  enabled?: boolean;
+}
+
+interface UpdateOptions extends WebhookRef, SecretOptions {
+  url?: string;
+  events?: string[];
+  enabled?: boolean;
+}
+
+/** `webhooks` (alias `hooks`): spec §1's command group, calling /api through the typed client. */
+export function registerWebhookCommands(program: Command): void {
+  const webhooks = addGroupOptions(
+    program
+      .command("webhooks")
+      .alias("hooks")
+      .description("manage project webhooks and their deliveries through the API"),
+  );
+
+  addSecretOptions(
+    webhooks
+      .command("create")
+      .description("create a webhook")
+      .addOption(projectIdOption())
+      .requiredOption("--url <url>", "receiver address (http:// or https://)")
+      .addOption(eventsOption("events to subscribe to").makeOptionMandatory())
+      .addOption(enabledOption("whether deliveries are made (default: true)")),
+    { forUpdate: false },
+  ).action(async (options: CreateOptions, command: Command) => {
+    const { client, json } = connect(command);
+    const secret = await resolveSecret(command, options, { readEnv: true });
+    const webhook = await client.createWebhook(options.projectId, {
+      url: options.url,
+      events: options.events,
+      ...(options.enabled === undefined ? {} : { enabled: options.enabled }),
+      ...(secret === undefined ? {} : { secret }),
+    });
+    emit(json, webhook, webhookFields);
+  });
+
+  webhooks
+    .command("list")
+    .description("list a project's webhooks, newest first")
+    .addOption(projectIdOption())
+    .action(async (options: { projectId: number }, command: Command) => {
+      const { client, json } = connect(command);
+      emit(json, await client.listWebhooks(options.projectId), webhookTable);
+    });
+
+  webhooks
+    .command("show")
+    .description("show one webhook")
+    .addOption(projectIdOption())
+    .addOption(webhookIdOption())
+    .action(async (options: WebhookRef, command: Command) => {
+      const { client, json } = connect(command);
+      emit(json, await client.getWebhook(options.projectId, options.webhookId), webhookFields);
+    });
+
+  addSecretOptions(
+    webhooks
+      .command("update")
+      .description("change a webhook; options left out keep their values")
+      .addOption(projectIdOption())
+      .addOption(webhookIdOption())
+      .option("--url <url>", "new receiver address")
+      .addOption(eventsOption("new subscription, replacing the old one"))
+      .addOption(enabledOption("turn deliveries on or off")),
+    { forUpdate: true },
+  ).action(async (options: UpdateOptions, command: Command) => {
+    const { client, json } = connect(command);
+    const secret = await resolveSecret(command, options, { readEnv: false });
+    const changes = {
+      ...(options.url === undefined ? {} : { url: options.url }),
+      ...(options.events === undefined ? {} : { events: options.events }),
+      ...(options.enabled === undefined ? {} : { enabled: options.enabled }),
+      ...(secret === undefined ? {} : { secret }),
+    };
+    if (Object.keys(changes).length === 0) {
+      usageError(
+        command,
+        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin or --remove-secret",
+      );
+    }
+    emit(json, await client.updateWebhook(options.projectId, options.webhookId, changes), webhookFields);
+  });
+
+  for (const [name, enabled] of [
+    ["enable", true],
+    ["disable", false],
+  ] as const) {
+    webhooks
+      .command(name)
+      .description(enabled ? "resume deliveries to a webhook" : "stop deliveries to a webhook")
+      .addOption(projectIdOption())
+      .addOption(webhookIdOption())
+      .action(async (options: WebhookRef, command: Command) => {
+        const { client, json } = connect(command);
+        const webhook = await client.updateWebhook(options.projectId, options.webhookId, { enabled });
+        emit(json, webhook, webhookFields);
+      });
+  }
+
+  webhooks
+    .command("remove")
+    .description("delete a webhook and its delivery records (prints nothing with --json)")
+    .addOption(projectIdOption())
+    .addOption(webhookIdOption())
+    .action(async (options: WebhookRef, command: Command) => {
+      const { client, json } = connect(command);
+      await client.deleteWebhook(options.projectId, options.webhookId);
+      // The API answers 204 with no body: --json has nothing to print, and the exit code tells.
+      if (!json)
+        process.stdout.write(`Removed webhook ${options.webhookId} of project ${options.projectId}.\n`);
+    });
+
+  webhooks
+    .command("events")
+    .description("list the event types a webhook can subscribe to")
+    .action(async (_options: object, command: Command) => {
+      const { client, json } = connect(command);
+      emit(json, await client.listEventTypes(), eventTypeTable);
+    });
+
+  webhooks
+    .command("test")
+    .description("send an example event to the webhook now and print the outcome (exit 1 if it failed)")
+    .addOption(projectIdOption())
+    .addOption(webhookIdOption())
+    .addOption(new Option("--event-type <name>", "a deployment.* event type (default: deployment.succeeded)"))
+    .action(async (options: WebhookRef & { eventType?: string }, command: Command) => {
+      const { client, json } = connect(command);
+      const result = await client.sendTestEvent(options.projectId, options.webhookId, options.eventType);
+      emit(json, result, attemptFields);
+      if (!result.success) throw new DeliveryFailedError(result.error_message);
+    });
+
+  registerDeliveryCommands(webhooks);
+}

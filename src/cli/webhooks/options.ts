@@ -1,0 +1,119 @@
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { ApiClient } from "../../client/api-client.js";
+import { version } from "../../version.js";
+import { eventTypeNames } from "../../webhooks/event-types.js";
+import { usageError } from "../errors.js";
+
+export const defaultApiUrl = "http://127.0.0.1:8080";
+
+/** Options of the `webhooks` group, read by every subcommand (commander's optsWithGlobals). */
+export interface GroupOptions {
+  apiUrl?: string;
+  apiKey?: string;
+  json?: boolean;
+}
+
+const environmentHelp = `
+Environment:
+  WEBHOOK_OPERATOR_URL      address of the service, like --api-url (default: ${defaultApiUrl})
+  WEBHOOK_OPERATOR_API_KEY  API key, like --api-key (keeps the key out of shell history)
+  WEBHOOK_SECRET            signing secret for 'create' when neither --secret nor --secret-stdin is given
+
+Exit codes: 0 success, 1 API, network or delivery failure, 2 usage error.`;
+
+export function addGroupOptions(group: Command): Command {
+  return group
+    .addHelpText("after", environmentHelp)
+    .addOption(
+      new Option("--api-url <url>", `address of the service (default: ${defaultApiUrl})`).env(
+        "WEBHOOK_OPERATOR_URL",
+      ),
+    )
+    .addOption(
+      new Option("--api-key <key>", "API key sent as a Bearer token").env("WEBHOOK_OPERATOR_API_KEY"),
+    )
+    .option("--json", "print the API's JSON instead of tables, for scripts");
+}
+
+export interface Connection {
+  client: ApiClient;
+  json: boolean;
+}
+
+/** The API client for a subcommand; a missing key or a malformed address is a usage error (exit 2). */
+export function connect(command: Command): Connection {
+  const { apiUrl, apiKey, json } = command.optsWithGlobals<GroupOptions>();
+  // A variable set to "" counts as unset, as in the service's own configuration.
+  const baseUrl = apiUrl?.trim() || defaultApiUrl;
+  if (!isHttpUrl(baseUrl)) {
+    usageError(
+      command,
+      `--api-url (or WEBHOOK_OPERATOR_URL) must be an http:// or https:// URL, not '${baseUrl}'`,
+    );
+  }
+  if (!apiKey?.trim()) {
+    usageError(command, "no API key: pass --api-key <key> or set WEBHOOK_OPERATOR_API_KEY");
+  }
+  const client = new ApiClient({
+    baseUrl,
+    apiKey: apiKey.trim(),
+    userAgent: `webhook-operator-cli/${version}`,
+  });
+  return { client, json: json === true };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+export function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number < 1 || !Number.isSafeInteger(number)) {
+    throw new InvalidArgumentError("It must be a positive integer.");
+  }
+  return number;
+}
+
+export function trueOrFalse(value: string): boolean {
+  if (value === "true") return true;
+  if (value === "false") return false;
+  throw new InvalidArgumentError("It must be 'true' or 'false'.");
+}
+
+/** `all` is every event name this client knows; anything else is sent as listed for the server to check. */
+export function eventList(value: string): string[] {
+  if (value.trim() === "all") return [...eventTypeNames];
+  return value
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+}
+
+export interface WebhookRef {
+  projectId: number;
+  webhookId: number;
+}
+
+export interface DeliveryRef extends WebhookRef {
+  deliveryId: number;
+}
+
+const idOption = (flags: string, description: string) =>
+  new Option(flags, description).argParser(positiveInteger).makeOptionMandatory();
+
+export const projectIdOption = () => idOption("--project-id <id>", "project id");
+export const webhookIdOption = () => idOption("--webhook-id <id>", "webhook id");
+export const deliveryIdOption = () => idOption("--delivery-id <id>", "delivery id");
+
+export const eventsOption = (description: string) =>
+  new Option("--events <names>", `${description}: comma-separated event names, or 'all'`).argParser(
+    eventList,
+  );
+
+export const enabledOption = (description: string) =>
+  new Option("--enabled <true|false>", description).argParser(trueOrFalse);

@@ -1,0 +1,144 @@
+import axios, { type AxiosInstance, type AxiosRequestConfig } from "axios";
+import type { z } from "zod";
+import type { deliverySchema, retryResultSchema } from "../deliveries/schemas.js";
+import type { TestEventResult as EngineTestEventResult } from "../delivery-engine/engine.js";
+import type { createProjectBody, projectListSchema, projectSchema } from "../projects/schemas.js";
+import type {
+  createWebhookBody,
+  eventTypeSchema,
+  updateWebhookBody,
+  webhookSchema,
+} from "../webhooks/schemas.js";
+import { toClientError } from "./errors.js";
+
+export { ApiClientError, ApiNetworkError, type FieldProblem } from "./errors.js";
+
+// Response types come from the server's own zod schemas (type-only imports: nothing of the server is
+// loaded at run time), so client and server cannot disagree about a field.
+export type Webhook = z.infer<typeof webhookSchema>;
+export type EventTypeDescriptor = z.infer<typeof eventTypeSchema>;
+export type Delivery = z.infer<typeof deliverySchema>;
+export type RetryResult = z.infer<typeof retryResultSchema>;
+/** The test-event route's schema is private to it; it serialises exactly the engine's result. */
+export type TestEventResult = EngineTestEventResult;
+export type Project = z.infer<typeof projectSchema>;
+export type ProjectList = z.infer<typeof projectListSchema>;
+
+// Request bodies are the server's input types, except that event names are plain strings: they come
+// from users, the server checks them, and its 400 lists the valid names.
+export type CreateWebhookRequest = Omit<z.input<typeof createWebhookBody>, "events"> & { events: string[] };
+export type UpdateWebhookRequest = Omit<z.input<typeof updateWebhookBody>, "events"> & { events?: string[] };
+export type CreateProjectRequest = z.input<typeof createProjectBody>;
+
+export interface ApiClientOptions {
+  /** The service's address without /api, e.g. http://127.0.0.1:8080. */
+  baseUrl: string;
+  apiKey: string;
+  /** Retry and test calls wait for the receiver (30 s by default), so the default allows for that. */
+  timeoutMs?: number;
+  userAgent?: string;
+}
+
+const defaultTimeoutMs = 65_000;
+
+/** One method per endpoint of /api. Failures throw ApiClientError or ApiNetworkError. */
+export class ApiClient {
+  readonly baseUrl: string;
+  readonly #http: AxiosInstance;
+
+  constructor(options: ApiClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.#http = axios.create({
+      baseURL: `${this.baseUrl}/api`,
+      timeout: options.timeoutMs ?? defaultTimeoutMs,
+      headers: {
+        Authorization: `Bearer ${options.apiKey}`,
+        ...(options.userAgent ? { "User-Agent": options.userAgent } : {}),
+      },
+      responseType: "json",
+    });
+  }
+
+  listEventTypes(): Promise<EventTypeDescriptor[]> {
+    return this.#call({ method: "get", url: "/webhook-event-types" });
+  }
+
+  createWebhook(projectId: number, body: CreateWebhookRequest): Promise<Webhook> {
+    return this.#call({ method: "post", url: webhooksPath(projectId), data: body });
+  }
+
+  listWebhooks(projectId: number): Promise<Webhook[]> {
+    return this.#call({ method: "get", url: webhooksPath(projectId) });
+  }
+
+  getWebhook(projectId: number, webhookId: number): Promise<Webhook> {
+    return this.#call({ method: "get", url: webhookPath(projectId, webhookId) });
+  }
+
+  updateWebhook(projectId: number, webhookId: number, body: UpdateWebhookRequest): Promise<Webhook> {
+    return this.#call({ method: "put", url: webhookPath(projectId, webhookId), data: body });
+  }
+
+  async deleteWebhook(projectId: number, webhookId: number): Promise<void> {
+    await this.#call({ method: "delete", url: webhookPath(projectId, webhookId) });
+  }
+
+  /** Newest first; the server defaults `limit` to 50 and clamps it to 1–100. */
+  listDeliveries(
+    projectId: number,
+    webhookId: number,
+    options: { limit?: number } = {},
+  ): Promise<Delivery[]> {
+    return this.#call({
+      method: "get",
+      url: `${webhookPath(projectId, webhookId)}/deliveries`,
+      params: options.limit === undefined ? {} : { limit: options.limit },
+    });
+  }
+
+  getDelivery(projectId: number, webhookId: number, deliveryId: number): Promise<Delivery> {
+    return this.#call({
+      method: "get",
+      url: `${webhookPath(projectId, webhookId)}/deliveries/${deliveryId}`,
+    });
+  }
+
+  retryDelivery(projectId: number, webhookId: number, deliveryId: number): Promise<RetryResult> {
+    return this.#call({
+      method: "post",
+      url: `${webhookPath(projectId, webhookId)}/deliveries/${deliveryId}/retry`,
+    });
+  }
+
+  /** Without an event type the server sends deployment.succeeded. */
+  sendTestEvent(projectId: number, webhookId: number, eventType?: string): Promise<TestEventResult> {
+    return this.#call({
+      method: "post",
+      url: `${webhookPath(projectId, webhookId)}/test`,
+      data: eventType === undefined ? {} : { event_type: eventType },
+    });
+  }
+
+  createProject(body: CreateProjectRequest): Promise<Project> {
+    return this.#call({ method: "post", url: "/projects", data: body });
+  }
+
+  listProjects(options: { page?: number; perPage?: number } = {}): Promise<ProjectList> {
+    return this.#call({
+      method: "get",
+      url: "/projects",
+      params: { page: options.page, per_page: options.perPage },
+    });
+  }
+
+  async #call<T>(config: AxiosRequestConfig): Promise<T> {
+    try {
+      return (await this.#http.request<T>(config)).data;
+    } catch (error) {
+      throw toClientError(error, this.baseUrl);
+    }
+  }
+}
+
+const webhooksPath = (projectId: number) => `/projects/${projectId}/webhooks`;
+const webhookPath = (projectId: number, webhookId: number) => `${webhooksPath(projectId)}/${webhookId}`;
