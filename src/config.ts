@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { OperatorConfig } from "./operator/operator.js";
 
 // Every setting the process reads, parsed once at start-up. Each service receives only the part it
 // needs. Names are the environment variables documented in the README's configuration reference.
@@ -34,6 +35,15 @@ const configSchema = z.object({
   DELIVERY_POLL_INTERVAL_MS: wholeNumber(10).default(2_000),
   DELIVERY_RESPONSE_BODY_LIMIT_BYTES: wholeNumber(0, 1_048_576).default(4_096),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(true),
+  KUBERNETES: z.enum(["auto", "true", "false"]).default("auto"),
+  NAMESPACE_SELECTOR: z.string().default(""),
+  POD_NAMESPACE: z.string().min(1).optional(),
+  POD_NAME: z.string().min(1).optional(),
+  LEADER_ELECTION_LEASE_NAME: z.string().min(1).default("webhook-operator-leader"),
+  LEADER_ELECTION_LEASE_DURATION_MS: wholeNumber(1_000).default(15_000),
+  LEADER_ELECTION_RETRY_PERIOD_MS: wholeNumber(100).default(2_000),
+  INFORMER_RELIST_INTERVAL_MS: wholeNumber(1_000).default(300_000),
+  WEBHOOK_STATUS_RESYNC_INTERVAL_MS: wholeNumber(1_000).default(60_000),
 });
 
 export type Env = z.input<typeof configSchema>;
@@ -44,6 +54,10 @@ export interface Config {
   database: { url: string | undefined; poolSize: number; dataDir: string; embeddedPort: number };
   apiKey: { value: string | undefined; file: string | undefined };
   shutdownTimeoutMs: number;
+  kubernetes: { mode: KubernetesMode; podNamespace: string | undefined } & Omit<
+    OperatorConfig,
+    "leaseNamespace"
+  >;
   delivery: {
     /** False: this replica serves the API only and sends just replays and test events. */
     workers: boolean;
@@ -58,6 +72,9 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/** auto: in a cluster (service account) or with a kubeconfig; false: API and workers only. */
+export type KubernetesMode = "auto" | "true" | "false";
 
 /** Parses the environment; throws ConfigError naming every bad variable. Blank values count as unset. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -81,6 +98,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     apiKey: { value: e.API_KEY, file: e.API_KEY_FILE },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    kubernetes: {
+      mode: e.KUBERNETES,
+      podNamespace: e.POD_NAMESPACE,
+      namespaceSelector: e.NAMESPACE_SELECTOR,
+      leaseName: e.LEADER_ELECTION_LEASE_NAME,
+      identity: e.POD_NAME,
+      leaseDurationMs: e.LEADER_ELECTION_LEASE_DURATION_MS,
+      leaderRetryPeriodMs: e.LEADER_ELECTION_RETRY_PERIOD_MS,
+      relistIntervalMs: e.INFORMER_RELIST_INTERVAL_MS,
+      webhookResyncIntervalMs: e.WEBHOOK_STATUS_RESYNC_INTERVAL_MS,
+    },
     delivery: {
       workers: e.DELIVERY_WORKERS,
       concurrency: e.DELIVERY_CONCURRENCY,

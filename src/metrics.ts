@@ -53,6 +53,30 @@ export const metrics = {
     labelNames: ["event_type"] as const,
     registers: [registry],
   }),
+  reconciles: new client.Counter({
+    name: `${prefix}reconciles_total`,
+    help: "Reconciles by controller and result (success|config_error|error)",
+    labelNames: ["controller", "result"] as const,
+    registers: [registry],
+  }),
+  reconcileDuration: new client.Histogram({
+    name: `${prefix}reconcile_duration_seconds`,
+    help: "Time spent in one reconcile, in seconds",
+    labelNames: ["controller"] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  }),
+  watchRestarts: new client.Counter({
+    name: `${prefix}watch_restarts_total`,
+    help: "Informer restarts by resource and reason (error: the watch failed; relist: the periodic re-list)",
+    labelNames: ["resource", "reason"] as const,
+    registers: [registry],
+  }),
+  leader: new client.Gauge({
+    name: `${prefix}leader`,
+    help: "1 while this replica holds the leader lease and runs the controllers, else 0",
+    registers: [registry],
+  }),
   queueDepth: new client.Gauge({
     name: `${prefix}delivery_queue_depth`,
     help: "Deliveries recorded but not yet finished (queued or in flight), across all replicas",

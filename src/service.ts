@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { bootstrapApiKey } from "./api-keys/bootstrap.js";
 import type { Config } from "./config.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.js";
@@ -8,12 +9,16 @@ import { createPool, type Pool } from "./db/pool.js";
 import { createDeliveryEngine, type DeliveryEngine } from "./delivery-engine/engine.js";
 import { createApp } from "./http/app.js";
 import type { Logger } from "./logger.js";
+import { loadKubeConfig, operatorNamespace } from "./operator/kube-config.js";
+import { type RunningOperator, startOperator } from "./operator/operator.js";
 import { version } from "./version.js";
 
 export interface RunningService {
   url: string;
   pool: Pool;
   engine: DeliveryEngine;
+  /** The controller role, when running against a cluster. */
+  operator: RunningOperator | undefined;
   /** Graceful: stop accepting, let in-flight requests finish (bounded), close the pool and database. */
   close(): Promise<void>;
 }
@@ -37,7 +42,16 @@ async function closeServer(server: Server, timeoutMs: number): Promise<void> {
   clearTimeout(timer);
 }
 
-export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+export interface ServiceOptions {
+  /** The cluster to run the controllers against; by default from KUBERNETES (in-cluster or kubeconfig). */
+  kubeConfig?: KubeConfig | undefined;
+}
+
+export async function startService(
+  config: Config,
+  logger: Logger,
+  options: ServiceOptions = {},
+): Promise<RunningService> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.database.url;
   if (!databaseUrl) {
@@ -61,6 +75,16 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 
   const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
   if (config.delivery.workers) await engine.start();
+  const kubeConfig = "kubeConfig" in options ? options.kubeConfig : loadKubeConfig(config.kubernetes.mode);
+  const operator = kubeConfig
+    ? startOperator({
+        kubeConfig,
+        pool,
+        config: { ...config.kubernetes, leaseNamespace: operatorNamespace(config.kubernetes.podNamespace) },
+        logger,
+      })
+    : undefined;
+  if (!operator) logger.info("no Kubernetes cluster configured: running the API and delivery workers only");
   const app = createApp({ pool, logger, engine });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);
@@ -75,8 +99,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     url,
     pool,
     engine,
+    operator,
     close: async () => {
       logger.info("shutting down");
+      await operator?.stop();
       await closeServer(server, config.shutdownTimeoutMs);
       await engine.stop(config.shutdownTimeoutMs);
       await pool.end();

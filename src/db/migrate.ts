@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import type { Pool } from "./pool.js";
 import { withTransaction } from "./pool.js";
-import { isDuplicateTable, isUniqueViolation } from "./sqlstate.js";
+import { isAlreadyCreated, isUniqueViolation } from "./sqlstate.js";
 
 const migrationsDir = new URL("./migrations/", import.meta.url);
 
@@ -36,7 +36,7 @@ export async function migrate(pool: Pool): Promise<string[]> {
       applied_at timestamptz NOT NULL DEFAULT now())`)
     .catch((error: unknown) => {
       // IF NOT EXISTS is not atomic under concurrency: the loser of the race sees a catalog conflict.
-      if (!isUniqueViolation(error) && !isDuplicateTable(error)) throw error;
+      if (!isAlreadyCreated(error)) throw error;
     });
 
   const applied = new Set(

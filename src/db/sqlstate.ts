@@ -3,6 +3,7 @@ const sqlstates = {
   uniqueViolation: "23505",
   foreignKeyViolation: "23503",
   duplicateTable: "42P07",
+  duplicateObject: "42710",
   // Transient: the operation may succeed if tried again.
   serializationFailure: "40001",
   deadlockDetected: "40P01",
@@ -29,8 +30,14 @@ export function isUniqueViolation(error: unknown): boolean {
   return codeOf(error) === sqlstates.uniqueViolation;
 }
 
-export function isDuplicateTable(error: unknown): boolean {
-  return codeOf(error) === sqlstates.duplicateTable;
+/** CREATE … IF NOT EXISTS racing another session: the table, or its row type, appeared meanwhile. */
+export function isAlreadyCreated(error: unknown): boolean {
+  const code = codeOf(error);
+  return (
+    code === sqlstates.duplicateTable ||
+    code === sqlstates.duplicateObject ||
+    code === sqlstates.uniqueViolation
+  );
 }
 
 export function isTransientDatabaseError(error: unknown): boolean {

@@ -47,3 +47,19 @@ export async function findDeliveryRecord(
   );
   return rows[0];
 }
+
+export interface LastDelivery {
+  delivered_at: Date;
+  success: boolean;
+  status_code: number;
+  event_type: string;
+}
+
+export async function findLastDelivery(db: Queryable, webhookId: number): Promise<LastDelivery | undefined> {
+  const { rows } = await db.query<LastDelivery>(
+    `SELECT delivered_at, success, status_code, event_type FROM deliveries
+      WHERE webhook_id = $1 AND state = 'done' ORDER BY created_at DESC, id DESC LIMIT 1`,
+    [webhookId],
+  );
+  return rows[0];
+}

@@ -87,6 +87,9 @@ export interface RecordedOutcome {
 /**
  * Writes many outcomes in one statement. Only rows still leased to this worker are written: if the
  * lease ran out and another worker took the row over, that worker's outcome is the one recorded.
+ * `d.id = ANY ($2)` repeats the join key as an index condition on purpose: the lease filter alone is
+ * estimated at ~1 row (few rows are ever in flight), and the planner then seq-scans deliveries and
+ * loops over the whole unnest per row (rows in flight × outcomes: 100 ms for a batch of 500).
  */
 export async function recordOutcomes(
   db: Queryable,
@@ -100,7 +103,7 @@ export async function recordOutcomes(
             error_message = o.error_message, delivered_at = o.delivered_at, locked_by = NULL, locked_until = NULL
        FROM unnest($2::bigint[], $3::boolean[], $4::int[], $5::text[], $6::text[], $7::timestamptz[])
             AS o (id, success, status_code, response_body, error_message, delivered_at)
-      WHERE d.id = o.id AND d.locked_by = $1 AND d.state = 'in_flight'`,
+      WHERE d.id = ANY ($2::bigint[]) AND d.id = o.id AND d.locked_by = $1 AND d.state = 'in_flight'`,
     [
       workerId,
       outcomes.map((o) => o.id),

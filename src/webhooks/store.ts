@@ -119,3 +119,33 @@ export async function deleteWebhook(db: Queryable, projectId: number, id: number
   ]);
   return rowCount === 1;
 }
+
+/** The webhook a Kubernetes Webhook resource (owner "namespace/name") declares, created or brought in line. */
+export async function upsertOwnedWebhook(
+  db: Queryable,
+  webhook: NewWebhook & { owner: string },
+): Promise<WebhookRow> {
+  const { rows } = await db.query<WebhookRow>(
+    `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (owner) DO UPDATE
+        SET project_id = EXCLUDED.project_id, url = EXCLUDED.url, secret = EXCLUDED.secret,
+            events = EXCLUDED.events, enabled = EXCLUDED.enabled,
+            updated_at = greatest(clock_timestamp(), webhooks.updated_at + interval '1 millisecond')
+      WHERE (webhooks.project_id, webhooks.url, webhooks.secret, webhooks.events, webhooks.enabled)
+            IS DISTINCT FROM (EXCLUDED.project_id, EXCLUDED.url, EXCLUDED.secret, EXCLUDED.events, EXCLUDED.enabled)
+     RETURNING ${columns}`,
+    [webhook.projectId, webhook.url, webhook.secret, webhook.events, webhook.enabled, webhook.owner],
+  );
+  if (rows[0]) return rows[0];
+  // Nothing changed: the conflict's WHERE skipped the update, so read the row as it is.
+  const existing = await db.query<WebhookRow>(`SELECT ${columns} FROM webhooks WHERE owner = $1`, [
+    webhook.owner,
+  ]);
+  return existing.rows[0] as WebhookRow;
+}
+
+export async function deleteOwnedWebhook(db: Queryable, owner: string): Promise<boolean> {
+  const { rowCount } = await db.query("DELETE FROM webhooks WHERE owner = $1", [owner]);
+  return rowCount === 1;
+}

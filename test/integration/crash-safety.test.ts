@@ -19,6 +19,7 @@ function startWorkerProcess(): ChildProcess {
       ...process.env,
       DATABASE_URL: database.url,
       API_KEY: "crash-test-admin-key-0123",
+      KUBERNETES: "false",
       HOST: "127.0.0.1",
       PORT: "0",
       LOG_LEVEL: "silent",

@@ -1,15 +1,18 @@
+import type { KubeConfig } from "@kubernetes/client-node";
 import { loadConfig } from "../../src/config.js";
 import type { Pool } from "../../src/db/pool.js";
 import type { DeliveryEngine } from "../../src/delivery-engine/engine.js";
 import { createLogger } from "../../src/logger.js";
+import type { RunningOperator } from "../../src/operator/operator.js";
 import { startService } from "../../src/service.js";
-import { createTestDatabase } from "./database.js";
+import { createTestDatabase, type TestDatabase } from "./database.js";
 
 export interface TestService {
   baseUrl: string;
   adminKey: string;
   pool: Pool;
   engine: DeliveryEngine;
+  operator: RunningOperator | undefined;
   /** Calls /api with a JSON body (or raw text) and the admin key unless another key (or null) is given. */
   api(method: string, path: string, options?: ApiCallOptions): Promise<ApiResponse>;
   close(): Promise<void>;
@@ -32,9 +35,15 @@ export interface ApiResponse {
 
 const adminKey = "test-admin-key-0123456789";
 
-/** The real service (startService) on a loopback port, against a fresh database for this test file. */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
-  const database = await createTestDatabase();
+/**
+ * The real service (startService) on a loopback port, against a fresh database for this test file
+ * (or `options.database`). Without `options.kubeConfig` no controller runs, whatever ~/.kube holds.
+ */
+export async function startTestService(
+  env: Record<string, string> = {},
+  options: { kubeConfig?: KubeConfig; database?: TestDatabase } = {},
+): Promise<TestService> {
+  const database = options.database ?? (await createTestDatabase());
   const config = loadConfig({
     DATABASE_URL: database.url,
     API_KEY: adminKey,
@@ -43,7 +52,9 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     LOG_LEVEL: "silent",
     ...env,
   });
-  const service = await startService(config, createLogger(config.logLevel));
+  const service = await startService(config, createLogger(config.logLevel), {
+    kubeConfig: options.kubeConfig,
+  });
   const api = async (method: string, path: string, options: ApiCallOptions = {}): Promise<ApiResponse> => {
     const headers: Record<string, string> = {};
     const key = options.key === undefined ? adminKey : options.key;
@@ -67,10 +78,11 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     adminKey,
     pool: service.pool,
     engine: service.engine,
+    operator: service.operator,
     api,
     close: async () => {
       await service.close();
-      await database.drop();
+      if (!options.database) await database.drop();
     },
   };
 }

@@ -1,0 +1,168 @@
+import type { V1Secret } from "@kubernetes/client-node";
+import type { Pool } from "../../db/pool.js";
+import { findLastDelivery } from "../../deliveries/store.js";
+import type { Logger } from "../../logger.js";
+import { metrics } from "../../metrics.js";
+import { ensureNamespaceProject } from "../../projects/store.js";
+import { deleteOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/store.js";
+import { findCondition, setCondition } from "../api/conditions.js";
+import { validateWebhookSpec } from "../api/validate-spec.js";
+import { finalizer, type WebhookResource, type WebhookStatus } from "../api/webhook-v1alpha1.js";
+import type { KubeGateway } from "../kube-gateway.js";
+import type { NamespaceProjects } from "../namespace-projects.js";
+import type { ReconcileResult } from "../work-queue.js";
+
+export interface WebhookControllerDeps {
+  pool: Pool;
+  kube: KubeGateway;
+  getWebhook(namespace: string, name: string): WebhookResource | undefined;
+  getSecret(namespace: string, name: string): V1Secret | undefined;
+  namespaces: NamespaceProjects;
+  logger: Logger;
+}
+
+/** Ready=False for a reason the user must fix: reported, not retried (a change re-triggers it). */
+class ConfigurationProblem extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const ownerOf = (resource: { metadata: { namespace: string; name: string } }) =>
+  `${resource.metadata.namespace}/${resource.metadata.name}`;
+
+function readSecret(deps: WebhookControllerDeps, resource: WebhookResource): string | null {
+  const ref = resource.spec.secretRef;
+  if (!ref) return null;
+  const secret = deps.getSecret(resource.metadata.namespace, ref.name);
+  if (!secret) {
+    throw new ConfigurationProblem(
+      "SecretNotFound",
+      `Secret ${resource.metadata.namespace}/${ref.name} does not exist.`,
+    );
+  }
+  const encoded = secret.data?.[ref.key];
+  const value =
+    encoded !== undefined ? Buffer.from(encoded, "base64").toString("utf8") : secret.stringData?.[ref.key];
+  if (value === undefined || value === "") {
+    throw new ConfigurationProblem(
+      "SecretKeyNotFound",
+      `Secret ${resource.metadata.namespace}/${ref.name} has no key '${ref.key}'.`,
+    );
+  }
+  return value;
+}
+
+/**
+ * One reconcile of a Webhook resource, in flux's shape: fetch (gone → nothing to do), finalizer,
+ * reconcile into the service's webhooks table, patch status once at the end, record metrics, emit a
+ * Kubernetes Event when readiness changes. Configuration problems end in Ready=False without a
+ * requeue; anything else throws and is requeued with backoff by the work queue.
+ */
+export async function reconcileWebhook(deps: WebhookControllerDeps, key: string): Promise<ReconcileResult> {
+  const [namespace = "", name = ""] = key.split("/");
+  const resource = deps.getWebhook(namespace, name);
+  if (!resource) return undefined;
+  const started = performance.now();
+  let result = "success";
+  try {
+    if (resource.metadata.deletionTimestamp) {
+      if (resource.metadata.finalizers?.includes(finalizer)) {
+        await deleteOwnedWebhook(deps.pool, ownerOf(resource));
+        await deps.kube.setFinalizers(
+          resource,
+          resource.metadata.finalizers.filter((f) => f !== finalizer),
+        );
+      }
+      return undefined;
+    }
+    if (!resource.metadata.finalizers?.includes(finalizer)) {
+      await deps.kube.setFinalizers(resource, [...(resource.metadata.finalizers ?? []), finalizer]);
+    }
+
+    const status: WebhookStatus = { ...resource.status, observedGeneration: resource.metadata.generation };
+    try {
+      const validated = validateWebhookSpec(resource.spec);
+      if ("problems" in validated)
+        throw new ConfigurationProblem("InvalidSpec", validated.problems.join("; "));
+      if (!deps.namespaces.isSelected(namespace)) {
+        throw new ConfigurationProblem(
+          "NamespaceNotSelected",
+          `Namespace ${namespace} is not selected by the operator's namespace selector, so it is not a project.`,
+        );
+      }
+      const secret = readSecret(deps, resource);
+      const project = await ensureNamespaceProject(deps.pool, deps.namespaces.describe(namespace));
+      const webhook = await upsertOwnedWebhook(deps.pool, {
+        projectId: project.id,
+        url: validated.spec.url,
+        events: [...new Set(validated.spec.events)],
+        enabled: validated.spec.enabled,
+        secret,
+        owner: ownerOf(resource),
+      });
+      const last = await findLastDelivery(deps.pool, webhook.id);
+      Object.assign(status, {
+        webhookId: webhook.id,
+        projectId: project.id,
+        hasSecret: secret !== null,
+        lastDelivery: last && {
+          at: last.delivered_at.toISOString(),
+          success: last.success,
+          statusCode: last.status_code,
+          eventType: last.event_type,
+        },
+      });
+      status.conditions = setCondition(resource.status?.conditions, {
+        type: "Ready",
+        status: "True",
+        reason: "Reconciled",
+        message: `Delivering ${validated.spec.enabled ? "" : "nothing (disabled) "}as webhook ${webhook.id} of project ${project.id}.`,
+        observedGeneration: resource.metadata.generation,
+      });
+    } catch (error) {
+      if (!(error instanceof ConfigurationProblem)) throw error;
+      result = "config_error";
+      status.conditions = setCondition(resource.status?.conditions, {
+        type: "Ready",
+        status: "False",
+        reason: error.reason,
+        message: error.message,
+        observedGeneration: resource.metadata.generation,
+      });
+    }
+    await publishStatus(deps, resource, status);
+    return undefined;
+  } catch (error) {
+    result = "error";
+    throw error;
+  } finally {
+    metrics.reconciles.inc({ controller: "webhook", result });
+    metrics.reconcileDuration.observe({ controller: "webhook" }, (performance.now() - started) / 1000);
+  }
+}
+
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === "object" && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => a.localeCompare(b)))
+      : inner,
+  );
+}
+
+async function publishStatus(deps: WebhookControllerDeps, resource: WebhookResource, status: WebhookStatus) {
+  const before = findCondition(resource.status?.conditions, "Ready");
+  const after = findCondition(status.conditions, "Ready");
+  // Writing an unchanged status would only wake every watcher; compare independent of key order.
+  if (canonicalJson(resource.status ?? {}) !== canonicalJson(status))
+    await deps.kube.patchWebhookStatus(resource, status);
+  if (after && (before?.status !== after.status || before?.reason !== after.reason)) {
+    const type = after.status === "True" ? "Normal" : "Warning";
+    await deps.kube.recordEvent(resource, type, after.reason, after.message).catch((error: unknown) => {
+      deps.logger.warn({ err: error }, "recording a Kubernetes Event failed");
+    });
+  }
+}

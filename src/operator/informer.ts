@@ -1,0 +1,89 @@
+import {
+  type Informer,
+  type KubeConfig,
+  type KubernetesObject,
+  type ListPromise,
+  makeInformer,
+  type ObjectCache,
+} from "@kubernetes/client-node";
+import type { Logger } from "../logger.js";
+import { metrics } from "../metrics.js";
+
+export interface ResilientInformer<T extends KubernetesObject> {
+  informer: Informer<T> & ObjectCache<T>;
+  /** Resolves after the first list, so the cache is complete when controllers start. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** A full re-list now; the cache is diffed and add/update/delete callbacks fire for what changed. */
+  relist(): Promise<void>;
+}
+
+/**
+ * client-node's informer re-lists by itself on 410 Gone and resumes a watch that ended cleanly, but it
+ * stops for good after any other error. This wrapper restarts it with capped exponential backoff, and
+ * re-lists periodically so a watch that silently stalled (open connection, no events) cannot leave
+ * the cache stale for long.
+ */
+export function resilientInformer<T extends KubernetesObject>(options: {
+  kubeConfig: KubeConfig;
+  path: string;
+  list: ListPromise<T>;
+  resource: string;
+  relistIntervalMs: number;
+  logger: Logger;
+  labelSelector?: string;
+}): ResilientInformer<T> {
+  const informer = makeInformer<T>(options.kubeConfig, options.path, options.list, options.labelSelector);
+  let stopped = true;
+  let failures = 0;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let relistTimer: NodeJS.Timeout | undefined;
+
+  informer.on("connect", () => {
+    failures = 0;
+  });
+  informer.on("error", (error: unknown) => {
+    if (stopped) return;
+    failures += 1;
+    const delay = Math.min(30_000, 500 * 2 ** (failures - 1));
+    metrics.watchRestarts.inc({ resource: options.resource, reason: "error" });
+    options.logger.warn(
+      { err: error, resource: options.resource, retryInMs: delay },
+      "watch failed; restarting",
+    );
+    clearTimeout(restartTimer);
+    restartTimer = setTimeout(() => {
+      if (!stopped) informer.start().catch(() => {});
+    }, delay);
+  });
+
+  async function relist(): Promise<void> {
+    // ListWatch lists only when it holds no resourceVersion; clearing it (a plain field of the
+    // ListWatch object) before a restart forces the full list, which it diffs against its cache.
+    (informer as unknown as { resourceVersion: string }).resourceVersion = "";
+    await informer.stop();
+    if (!stopped) await informer.start();
+  }
+
+  return {
+    informer,
+    relist,
+    async start() {
+      stopped = false;
+      await informer.start();
+      relistTimer = setInterval(() => {
+        metrics.watchRestarts.inc({ resource: options.resource, reason: "relist" });
+        relist().catch((error: unknown) =>
+          options.logger.warn({ err: error, resource: options.resource }, "re-list failed"),
+        );
+      }, options.relistIntervalMs);
+      relistTimer.unref();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(restartTimer);
+      clearInterval(relistTimer);
+      await informer.stop();
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import type { KubernetesMode } from "../config.js";
+
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/**
+ * The cluster to run against: in-cluster (service account) when the pod environment says so, else the
+ * current context of $KUBECONFIG or ~/.kube/config. undefined when there is none (mode auto) or the
+ * mode is false. Mode true without any cluster is an error.
+ */
+export function loadKubeConfig(
+  mode: KubernetesMode,
+  env: NodeJS.ProcessEnv = process.env,
+): KubeConfig | undefined {
+  if (mode === "false") return undefined;
+  const kubeConfig = new KubeConfig();
+  if (env.KUBERNETES_SERVICE_HOST && existsSync(path.join(serviceAccountDir, "token"))) {
+    kubeConfig.loadFromCluster();
+    return kubeConfig;
+  }
+  const files = env.KUBECONFIG
+    ? env.KUBECONFIG.split(path.delimiter)
+    : [path.join(homedir(), ".kube", "config")];
+  if (files.some((file) => existsSync(file))) {
+    kubeConfig.loadFromDefault();
+    if (kubeConfig.getCurrentCluster()) return kubeConfig;
+  }
+  if (mode === "true") {
+    throw new Error(
+      "KUBERNETES=true but no cluster was found: no service account and no kubeconfig context.",
+    );
+  }
+  return undefined;
+}
+
+/** The namespace the lease lives in: POD_NAMESPACE, the service account's namespace, or "default". */
+export function operatorNamespace(podNamespace: string | undefined): string {
+  if (podNamespace) return podNamespace;
+  const file = path.join(serviceAccountDir, "namespace");
+  return existsSync(file) ? readFileSync(file, "utf8").trim() : "default";
+}

@@ -1,0 +1,149 @@
+import { type CoordinationV1Api, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
+import type { Logger } from "../logger.js";
+import { isConflict, isNotFound } from "./kube-errors.js";
+
+const renewDeadline = 2 / 3;
+
+export interface LeaderElectionOptions {
+  api: CoordinationV1Api;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs: number;
+  retryPeriodMs: number;
+  logger: Logger;
+  onStartedLeading: () => void;
+  onStoppedLeading: () => void;
+}
+
+/**
+ * Leader election on a coordination.k8s.io Lease, as client-go does it: the holder renews the lease
+ * every retry period; others take it over once it has not been renewed for a lease duration. Writes
+ * carry the resourceVersion read, so two candidates cannot both win (the loser gets 409). A leader
+ * that cannot renew within the lease duration stops leading at once, before anyone else may start.
+ */
+export class LeaderElector {
+  private timer: NodeJS.Timeout | undefined;
+  private leading = false;
+  private lastRenewal = 0;
+  private stopped = false;
+
+  constructor(private readonly options: LeaderElectionOptions) {}
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  start(): void {
+    void this.tick();
+  }
+
+  /** Stops campaigning; a leader releases the lease so another replica takes over without waiting. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.leading) {
+      this.setLeading(false);
+      await this.release().catch((error: unknown) =>
+        this.options.logger.warn({ err: error }, "releasing the lease failed"),
+      );
+    }
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const acquired = await this.tryAcquireOrRenew();
+      if (acquired) this.lastRenewal = Date.now();
+      this.setLeading(acquired);
+    } catch (error) {
+      this.options.logger.warn({ err: error }, "lease update failed");
+      // Give up before the lease can expire for the others (client-go's renew deadline), so two
+      // replicas never lead at once.
+      if (this.leading && Date.now() - this.lastRenewal >= renewDeadline * this.options.leaseDurationMs) {
+        this.setLeading(false);
+      }
+    }
+    if (!this.stopped) {
+      this.timer = setTimeout(() => void this.tick(), this.options.retryPeriodMs);
+      this.timer.unref();
+    }
+  }
+
+  private setLeading(leading: boolean): void {
+    if (leading === this.leading) return;
+    this.leading = leading;
+    this.options.logger.info(
+      { identity: this.options.identity, lease: this.options.name },
+      leading ? "became leader" : "stopped leading",
+    );
+    if (leading) this.options.onStartedLeading();
+    else this.options.onStoppedLeading();
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const { api, namespace, name, identity } = this.options;
+    // Lease times are metav1.MicroTime: the API server wants exactly six fractional digits, which a
+    // plain Date does not serialize to.
+    const now = new V1MicroTime();
+    const leaseDurationSeconds = Math.ceil(this.options.leaseDurationMs / 1000);
+    let lease: V1Lease;
+    try {
+      lease = await api.readNamespacedLease({ name, namespace });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      try {
+        await api.createNamespacedLease({
+          namespace,
+          body: {
+            metadata: { name, namespace },
+            spec: {
+              holderIdentity: identity,
+              leaseDurationSeconds,
+              acquireTime: now,
+              renewTime: now,
+              leaseTransitions: 0,
+            },
+          },
+        });
+        return true;
+      } catch (createError) {
+        if (isConflict(createError)) return false;
+        throw createError;
+      }
+    }
+    const spec = lease.spec ?? {};
+    const holder = spec.holderIdentity;
+    const renewedAt = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
+    const expired = renewedAt + (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000 < now.getTime();
+    if (holder && holder !== identity && !expired) return false;
+    const takingOver = holder !== identity;
+    lease.spec = {
+      ...spec,
+      holderIdentity: identity,
+      leaseDurationSeconds,
+      renewTime: now,
+      ...(takingOver ? { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
+    };
+    try {
+      await api.replaceNamespacedLease({ name, namespace, body: lease });
+      return true;
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
+  }
+
+  private async release(): Promise<void> {
+    const { api, namespace, name, identity } = this.options;
+    const lease = await api.readNamespacedLease({ name, namespace });
+    if (lease.spec?.holderIdentity !== identity) return;
+    lease.spec = {
+      ...lease.spec,
+      holderIdentity: undefined,
+      leaseDurationSeconds: 1,
+      renewTime: new V1MicroTime(0),
+    };
+    await api.replaceNamespacedLease({ name, namespace, body: lease });
+  }
+}

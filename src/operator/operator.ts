@@ -1,0 +1,247 @@
+import { hostname } from "node:os";
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1Deployment,
+  type V1Namespace,
+  type V1Secret,
+} from "@kubernetes/client-node";
+import type { Pool } from "../db/pool.js";
+import type { Logger } from "../logger.js";
+import { metrics } from "../metrics.js";
+import { ensureNamespaceProject, type ProjectRow } from "../projects/store.js";
+import { deleteOwnedWebhook } from "../webhooks/store.js";
+import { group, plural, version, type WebhookResource } from "./api/webhook-v1alpha1.js";
+import { reconcileDeployment } from "./controllers/rollout-controller.js";
+import { ownerOf, reconcileWebhook } from "./controllers/webhook-controller.js";
+import { type ResilientInformer, resilientInformer } from "./informer.js";
+import { kubeGateway } from "./kube-gateway.js";
+import { LeaderElector } from "./leader-election.js";
+import { namespaceProjects } from "./namespace-projects.js";
+import { cancelRolloutsOfDeletedDeployments } from "./rollouts/record-rollout.js";
+import { WorkQueue } from "./work-queue.js";
+
+export interface OperatorConfig {
+  namespaceSelector: string;
+  leaseNamespace: string;
+  leaseName: string;
+  identity: string | undefined;
+  leaseDurationMs: number;
+  leaderRetryPeriodMs: number;
+  relistIntervalMs: number;
+  webhookResyncIntervalMs: number;
+}
+
+export interface RunningOperator {
+  isLeader(): boolean;
+  /** Resolves when the controllers have nothing queued (tests). */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const key = (object: { metadata?: { namespace?: string; name?: string } }) =>
+  `${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`;
+
+/**
+ * The controller role: leader election on a Lease; while leading, informers on Namespaces, Secrets,
+ * Webhooks and Deployments feed two work queues (Webhook reconciles, Deployment rollouts). Losing the
+ * lease stops the informers and queues at once; API and delivery workers are not affected.
+ */
+export function startOperator(options: {
+  kubeConfig: KubeConfig;
+  pool: Pool;
+  config: OperatorConfig;
+  logger: Logger;
+}): RunningOperator {
+  const { kubeConfig, pool, config } = options;
+  const logger = options.logger.child({ component: "operator" });
+  const identity = config.identity ?? `${hostname()}-${process.pid}`;
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const apps = kubeConfig.makeApiClient(AppsV1Api);
+  const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
+  const kube = kubeGateway({ core, customObjects }, identity);
+
+  let controllers: Controllers | undefined;
+  let switching = Promise.resolve();
+  const elector = new LeaderElector({
+    api: kubeConfig.makeApiClient(CoordinationV1Api),
+    namespace: config.leaseNamespace,
+    name: config.leaseName,
+    identity,
+    leaseDurationMs: config.leaseDurationMs,
+    retryPeriodMs: config.leaderRetryPeriodMs,
+    logger,
+    onStartedLeading: () => {
+      metrics.leader.set(1);
+      switching = switching.then(async () => {
+        controllers = createControllers();
+        await controllers
+          .start()
+          .catch((error: unknown) => logger.error({ err: error }, "starting controllers failed"));
+      });
+    },
+    onStoppedLeading: () => {
+      metrics.leader.set(0);
+      switching = switching.then(async () => {
+        await controllers?.stop();
+        controllers = undefined;
+      });
+    },
+  });
+
+  type Controllers = ReturnType<typeof createControllers>;
+  function createControllers() {
+    const informer = <T extends KubernetesObject>(
+      resource: string,
+      path: string,
+      list: () => Promise<KubernetesListObject<T>>,
+    ): ResilientInformer<T> =>
+      resilientInformer<T>({
+        kubeConfig,
+        path,
+        list,
+        resource,
+        relistIntervalMs: config.relistIntervalMs,
+        logger,
+      });
+    const namespaces: ResilientInformer<V1Namespace> = informer("namespaces", "/api/v1/namespaces", () =>
+      core.listNamespace(),
+    );
+    const secrets: ResilientInformer<V1Secret> = informer("secrets", "/api/v1/secrets", () =>
+      core.listSecretForAllNamespaces(),
+    );
+    // Custom objects arrive as plain JSON (timestamps stay strings), hence the WebhookResource casts.
+    const webhooks = informer<KubernetesObject>("webhooks", `/apis/${group}/${version}/${plural}`, () =>
+      customObjects.listClusterCustomObject({ group, version, plural }),
+    );
+    const webhookResources = (namespace?: string) =>
+      webhooks.informer.list(namespace) as unknown as WebhookResource[];
+    const deployments: ResilientInformer<V1Deployment> = informer(
+      "deployments",
+      "/apis/apps/v1/deployments",
+      () => apps.listDeploymentForAllNamespaces(),
+    );
+
+    const selection = namespaceProjects(config.namespaceSelector, (name) => namespaces.informer.get(name));
+    const projects = new Map<string, ProjectRow>();
+    const projectFor = async (namespace: string) => {
+      const cached = projects.get(namespace);
+      if (cached) return cached;
+      const project = await ensureNamespaceProject(pool, selection.describe(namespace));
+      projects.set(namespace, project);
+      return project;
+    };
+
+    const queueOptions = { concurrency: 8, baseDelayMs: 500, maxDelayMs: 60_000, logger };
+    const webhookQueue = new WorkQueue(
+      (k) =>
+        reconcileWebhook(
+          {
+            pool,
+            kube,
+            getWebhook: (ns, name) =>
+              webhooks.informer.get(name, ns) as unknown as WebhookResource | undefined,
+            getSecret: (ns, name) => secrets.informer.get(name, ns),
+            namespaces: selection,
+            logger,
+          },
+          k,
+        ),
+      queueOptions,
+    );
+    const deploymentQueue = new WorkQueue(
+      (k) =>
+        reconcileDeployment(
+          {
+            pool,
+            getDeployment: (ns, name) => deployments.informer.get(name, ns),
+            isSelected: (ns) => selection.isSelected(ns),
+            projectFor,
+          },
+          k,
+        ),
+      queueOptions,
+    );
+    const enqueueWebhooksOf = (namespace: string, secretName?: string) => {
+      for (const resource of webhookResources(namespace)) {
+        if (secretName === undefined || resource.spec?.secretRef?.name === secretName)
+          webhookQueue.add(key(resource));
+      }
+    };
+
+    namespaces.informer.on("change", (namespace) => {
+      const name = namespace.metadata?.name ?? "";
+      projects.delete(name);
+      if (selection.isSelected(name)) void projectFor(name).catch(() => {});
+      enqueueWebhooksOf(name);
+      for (const deployment of deployments.informer.list(name)) deploymentQueue.add(key(deployment));
+    });
+    secrets.informer.on("change", (secret) =>
+      enqueueWebhooksOf(secret.metadata?.namespace ?? "", secret.metadata?.name),
+    );
+    webhooks.informer.on("add", (resource) => webhookQueue.add(key(resource)));
+    webhooks.informer.on("update", (resource) => webhookQueue.add(key(resource)));
+    webhooks.informer.on("delete", (resource) => {
+      // Normally the finalizer has removed the row already; this covers a finalizer removed by hand.
+      void deleteOwnedWebhook(pool, ownerOf(resource as unknown as WebhookResource)).catch(() => {});
+    });
+    deployments.informer.on("add", (deployment) => deploymentQueue.add(key(deployment)));
+    deployments.informer.on("update", (deployment) => deploymentQueue.add(key(deployment)));
+    deployments.informer.on("delete", (deployment) => {
+      const uid = deployment.metadata?.uid;
+      if (uid) {
+        cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid }).catch((error: unknown) =>
+          logger.error(
+            { err: error, deployment: key(deployment) },
+            "cancelling rollouts of a deleted Deployment failed",
+          ),
+        );
+      }
+    });
+
+    let resync: NodeJS.Timeout | undefined;
+    return {
+      webhookQueue,
+      deploymentQueue,
+      async start() {
+        // Namespaces and Secrets first: reconciles read them from the caches.
+        await Promise.all([namespaces.start(), secrets.start()]);
+        await Promise.all([webhooks.start(), deployments.start()]);
+        const present = deployments.informer.list().flatMap((d) => (d.metadata?.uid ? [d.metadata.uid] : []));
+        const cancelled = await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: present });
+        if (cancelled > 0)
+          logger.info({ cancelled }, "cancelled rollouts of Deployments deleted while no leader ran");
+        // Status carries the last delivery: refresh it now and then even when nothing else changes.
+        resync = setInterval(() => {
+          for (const resource of webhookResources()) webhookQueue.add(key(resource));
+        }, config.webhookResyncIntervalMs);
+        resync.unref();
+        logger.info("controllers started");
+      },
+      async stop() {
+        clearInterval(resync);
+        await Promise.all([namespaces.stop(), secrets.stop(), webhooks.stop(), deployments.stop()]);
+        await Promise.all([webhookQueue.stop(), deploymentQueue.stop()]);
+        logger.info("controllers stopped");
+      },
+    };
+  }
+
+  elector.start();
+  return {
+    isLeader: () => elector.isLeader,
+    async idle() {
+      await switching;
+      await Promise.all([controllers?.webhookQueue.idle(), controllers?.deploymentQueue.idle()]);
+    },
+    async stop() {
+      await elector.stop();
+      await switching;
+    },
+  };
+}
