@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import {
   AppsV1Api,
@@ -60,7 +61,9 @@ export function startOperator(options: {
 }): RunningOperator {
   const { kubeConfig, pool, config } = options;
   const logger = options.logger.child({ component: "operator" });
-  const identity = config.identity ?? `${hostname()}-${process.pid}`;
+  // Unique per instance, even for two instances in one process (tests): a shared identity would let
+  // both believe they hold the lease.
+  const identity = config.identity ?? `${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`;
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const apps = kubeConfig.makeApiClient(AppsV1Api);
   const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
