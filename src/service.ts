@@ -16,6 +16,7 @@ import { version } from "./version.js";
 export interface RunningService {
   url: string;
   pool: Pool;
+  logger: Logger;
   engine: DeliveryEngine;
   /** The controller role, when running against a cluster. */
   operator: RunningOperator | undefined;
@@ -98,6 +99,7 @@ export async function startService(
   return {
     url,
     pool,
+    logger,
     engine,
     operator,
     close: async () => {

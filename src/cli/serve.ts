@@ -1,7 +1,29 @@
 import { ConfigError, loadConfig } from "../config.js";
+import type { RunningService } from "../service.js";
 
 /** `webhook-operator serve`: runs until SIGTERM/SIGINT, then shuts down in order. */
 export async function serve(options: { kubernetes?: boolean } = {}): Promise<void> {
+  // Signals are handled from the first moment: one that arrives during start-up stops the service as
+  // soon as it is up, instead of killing it halfway (an embedded Postgres left running).
+  let service: RunningService | undefined;
+  let stopRequested: string | undefined;
+  const stop = (signal: string) => {
+    if (stopRequested) return;
+    stopRequested = signal;
+    if (!service) return;
+    const running = service;
+    running.logger.info({ signal }, "signal received");
+    running.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        running.logger.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+
   try {
     if (options.kubernetes === false) process.env.KUBERNETES = "false";
     // Loaded here, not at the top: the client commands start without the whole server behind them.
@@ -10,23 +32,12 @@ export async function serve(options: { kubernetes?: boolean } = {}): Promise<voi
       import("../service.js"),
     ]);
     const config = loadConfig();
-    const logger = createLogger(config.logLevel);
-    const service = await startService(config, logger);
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, "signal received");
-      service.close().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error({ err: error }, "shutdown failed");
-          process.exit(1);
-        },
-      );
-    };
-    process.on("SIGTERM", () => stop("SIGTERM"));
-    process.on("SIGINT", () => stop("SIGINT"));
+    service = await startService(config, createLogger(config.logLevel));
+    if (stopRequested) {
+      const signal = stopRequested;
+      stopRequested = undefined;
+      stop(signal);
+    }
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

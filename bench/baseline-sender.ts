@@ -1,0 +1,53 @@
+import { type AxiosInstance, isAxiosError } from "axios";
+import {
+  connectionFailedMessage,
+  type DeliveryOutcome,
+  httpErrorMessage,
+  signPayload,
+  timeoutMessage,
+} from "../src/delivery-engine/sender.js";
+import type { DeliveryJob } from "./baseline-system.js";
+
+const responseBodyLimit = 4_096;
+
+/** POSTs one delivery with axios: the engine's headers and signature, the engine's outcome shape. */
+export async function postWithAxios(
+  http: AxiosInstance,
+  job: DeliveryJob,
+): Promise<DeliveryOutcome & { deliveredAt: Date }> {
+  const started = performance.now();
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "user-agent": "webhook-operator",
+    "x-webhook-event": job.eventType,
+    "x-webhook-delivery": String(job.deliveryId),
+    "x-webhook-timestamp": timestamp,
+  };
+  if (job.secret !== null) headers["x-webhook-signature"] = signPayload(job.secret, timestamp, job.body);
+  const finish = (
+    statusCode: number,
+    responseBody: string,
+    failure: DeliveryOutcome["failure"],
+    message: string | null,
+  ) => ({
+    success: failure === null,
+    statusCode,
+    responseBody,
+    errorMessage: message,
+    failure,
+    durationMs: Math.round(performance.now() - started),
+    deliveredAt: new Date(),
+  });
+  try {
+    const response = await http.post<string>(job.url, job.body, { headers });
+    const body = String(response.data ?? "").slice(0, responseBodyLimit);
+    if (response.status >= 200 && response.status <= 299) return finish(response.status, body, null, null);
+    return finish(response.status, body, "http", httpErrorMessage(job.url, response.status));
+  } catch (error) {
+    if (isAxiosError(error) && error.code === "ECONNABORTED") {
+      return finish(0, "", "timeout", timeoutMessage(job.url, 30_000));
+    }
+    return finish(0, "", "connection", connectionFailedMessage(job.url));
+  }
+}

@@ -1,0 +1,148 @@
+// Delivery benchmark: the physical limit (bare undici), this engine end to end, and a pg-boss + axios
+// baseline, in one run, on this machine, against the same loopback receiver (a child process).
+// Run: npx tsx bench/delivery.ts
+// Env: BENCH_SCALE (default 1: 20k deliveries per throughput scenario, 10 s paced), BENCH_ROUNDS (3),
+// BENCH_DATABASE_URL (else an embedded Postgres), BENCH_CONCURRENCY (64), BENCH_POOL_SIZE (10),
+// BENCH_BOSS_BATCH (16). Exits 0 whether or not the targets are met; non-zero when something crashed.
+import { cpus, loadavg } from "node:os";
+import { type BaselineSettings, startBaselineSystem } from "./baseline-system.js";
+import { type BenchDatabase, type BenchServer, startBenchServer } from "./database.js";
+import { type DeliverySystem, runPaced, runThroughput } from "./driver.js";
+import { type EngineSettings, startEngineSystem } from "./engine-system.js";
+import { runLimit } from "./limit.js";
+import { type ReceiverProcess, startReceiverProcess } from "./receiver-process.js";
+import { printProgress, printSummary, ScenarioRuns } from "./report.js";
+import type { ScenarioResult } from "./stats.js";
+
+const numberFromEnv = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return value;
+};
+
+const scale = numberFromEnv("BENCH_SCALE", 1);
+const rounds = Math.round(numberFromEnv("BENCH_ROUNDS", 3));
+const concurrency = numberFromEnv("BENCH_CONCURRENCY", 64);
+const poolSize = numberFromEnv("BENCH_POOL_SIZE", 10);
+const bossBatch = numberFromEnv("BENCH_BOSS_BATCH", 16);
+const deliveries = Math.max(1_000, Math.round(20_000 * scale));
+const pacedSeconds = Math.max(2, 10 * scale);
+const pacedRate = 500;
+/** Deliveries written per emit transaction in the throughput scenarios (500 events at fan-out 1). */
+const deliveriesPerTransaction = 500;
+
+const engineSettings: EngineSettings = {
+  DELIVERY_CONCURRENCY: String(concurrency),
+  // One webhook must be able to use every slot in the fan-out 1 scenario (the default caps it at 16).
+  DELIVERY_PER_WEBHOOK_CONCURRENCY: String(concurrency),
+  DATABASE_POOL_SIZE: String(poolSize),
+};
+const baselineSettings: BaselineSettings = {
+  batchSize: bossBatch,
+  workers: Math.max(1, Math.round(concurrency / bossBatch)),
+  poolSize,
+};
+const engineNote = `engine: ${Object.entries(engineSettings)
+  .map(([name, value]) => `${name}=${value}`)
+  .join(" ")}, woken by the emit's NOTIFY`;
+const baselineNote = `pg-boss: batchSize ${baselineSettings.batchSize} × localConcurrency ${baselineSettings.workers}, pool ${poolSize}, LISTEN/NOTIFY queue, burstWhenBatchFull; axios keep-alive; one UPDATE per batch`;
+
+type Starter = (database: BenchDatabase, receiverUrl: string, fanOut: number) => Promise<DeliverySystem>;
+const startEngine: Starter = (database, url, fanOut) =>
+  startEngineSystem(database, url, fanOut, engineSettings);
+const startBaseline: Starter = (database, url, fanOut) =>
+  startBaselineSystem(database, url, fanOut, baselineSettings);
+
+/** A fresh database, the system started on it, the scenario run, everything torn down. */
+async function withSystem(
+  server: BenchServer,
+  receiver: ReceiverProcess,
+  fanOut: number,
+  start: Starter,
+  run: (system: DeliverySystem) => Promise<ScenarioResult>,
+): Promise<ScenarioResult> {
+  const database = await server.freshDatabase(`fanout_${fanOut}`);
+  try {
+    const system = await start(database, receiver.url, fanOut);
+    try {
+      return await run(system);
+    } finally {
+      await system.close();
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
+/** The throughput scenarios of one round, engine and baseline interleaved so they share the machine's mood. */
+function throughputScenarios(server: BenchServer, receiver: ReceiverProcess) {
+  const throughput = (start: Starter, fanOut: number, name: string, note: string) => () =>
+    withSystem(server, receiver, fanOut, start, (system) =>
+      runThroughput(name, system, receiver, {
+        events: Math.round(deliveries / fanOut),
+        perTransaction: Math.max(1, Math.floor(deliveriesPerTransaction / fanOut)),
+        warmupEvents: Math.max(1, Math.round(deliveries / 20 / fanOut)),
+        notes: [note],
+      }),
+    );
+  return {
+    // The bare loop takes well under a second: warm it (and the receiver) up with as many requests again.
+    limit: () => runLimit(receiver, { deliveries, warmup: deliveries, concurrency }),
+    engine1: throughput(startEngine, 1, "engine, fan-out 1", engineNote),
+    baseline1: throughput(startBaseline, 1, "baseline pg-boss+axios, fan-out 1", baselineNote),
+    engine100: throughput(startEngine, 100, "engine, fan-out 100", engineNote),
+    baseline100: throughput(startBaseline, 100, "baseline pg-boss+axios, fan-out 100", baselineNote),
+  };
+}
+
+const formatLoad = () =>
+  loadavg()
+    .map((load) => load.toFixed(2))
+    .join(" ");
+
+async function main(): Promise<void> {
+  const server = await startBenchServer();
+  const receiver = await startReceiverProcess();
+  try {
+    console.log("Delivery benchmark");
+    console.log(
+      `  node ${process.version}, ${cpus().length} cores, Postgres ${server.version} (${server.source}), receiver: child process on loopback`,
+    );
+    console.log(
+      `  BENCH_SCALE=${scale}: ${deliveries} deliveries per throughput scenario, ${rounds} rounds (best kept), paced ${pacedSeconds} s`,
+    );
+    console.log(`  load average before: ${formatLoad()} (other work on this machine skews every number)`);
+    console.log("");
+    const runs = new ScenarioRuns();
+    for (let round = 1; round <= rounds; round++) {
+      for (const [key, run] of Object.entries(throughputScenarios(server, receiver))) {
+        const result = await run();
+        printProgress(round, result);
+        runs.add(key, result);
+      }
+    }
+    const paced = (name: string, note: string) => (system: DeliverySystem) =>
+      runPaced(name, system, receiver, { ratePerSecond: pacedRate, seconds: pacedSeconds, notes: [note] });
+    for (const [key, start, name, note] of [
+      ["enginePaced", startEngine, `engine, ${pacedRate} events/s`, engineNote],
+      ["baselinePaced", startBaseline, `baseline, ${pacedRate} events/s`, baselineNote],
+    ] as const) {
+      const result = await withSystem(server, receiver, 1, start, paced(name, note));
+      printProgress(null, result);
+      runs.add(key, result);
+    }
+    printSummary(runs, pacedRate);
+    console.log(`  load average after: ${formatLoad()}`);
+  } finally {
+    await receiver.close();
+    await server.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

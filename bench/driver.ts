@@ -1,0 +1,110 @@
+import type pg from "pg";
+import type { EventToEmit } from "../src/delivery-engine/emit.js";
+import type { ProjectRow } from "../src/projects/store.js";
+import { benchEvents, chunk, sleep, waitUntilAllDone } from "./fixtures.js";
+import type { ReceiverProcess } from "./receiver-process.js";
+import { latencies, type ScenarioResult, summarize } from "./stats.js";
+
+/** A delivery system under test (the engine, or the pg-boss baseline), running against one database. */
+export interface DeliverySystem {
+  project: ProjectRow;
+  /** Webhooks subscribed to the bench event: deliveries per event. */
+  fanOut: number;
+  /** For the benchmark's own queries (completion checks); not the system's pool. */
+  observer: pg.Pool;
+  /** Records `events` in one transaction; returns each event's id and emit time (ms since epoch). */
+  emit(events: EventToEmit[]): Promise<Array<{ id: string; emittedAt: number }>>;
+  close(): Promise<void>;
+}
+
+const doneTimeoutMs = 180_000;
+
+/** Emits `events` in transactions of `perTransaction` and waits until every delivery is done. */
+async function emitAndDrain(
+  system: DeliverySystem,
+  events: EventToEmit[],
+  perTransaction: number,
+  expectedTotal: number,
+): Promise<{ emittedAt: Map<string, number>; startedAt: number; doneAt: number }> {
+  const emittedAt = new Map<string, number>();
+  const startedAt = Date.now();
+  for (const batch of chunk(events, perTransaction)) {
+    for (const { id, emittedAt: at } of await system.emit(batch)) emittedAt.set(id, at);
+  }
+  const doneAt = await waitUntilAllDone(system.observer, expectedTotal, doneTimeoutMs);
+  return { emittedAt, startedAt, doneAt };
+}
+
+/**
+ * Throughput: after a small warm-up, emits `events` back to back in batched transactions while the
+ * system delivers; deliveries/s = deliveries / (first emit → last outcome recorded as done).
+ * Latencies include the time spent queued behind the backlog.
+ */
+export async function runThroughput(
+  name: string,
+  system: DeliverySystem,
+  receiver: ReceiverProcess,
+  options: { events: number; perTransaction: number; warmupEvents: number; notes: string[] },
+): Promise<ScenarioResult> {
+  const warmup = benchEvents(system.project, options.warmupEvents);
+  await emitAndDrain(system, warmup, options.perTransaction, warmup.length * system.fanOut);
+  await receiver.collect();
+
+  const events = benchEvents(system.project, options.events);
+  const deliveries = events.length * system.fanOut;
+  const run = await emitAndDrain(
+    system,
+    events,
+    options.perTransaction,
+    (warmup.length + events.length) * system.fanOut,
+  );
+  const sorted = latencies(await receiver.collect(), run.emittedAt, deliveries);
+  return summarize(name, deliveries, run.doneAt - run.startedAt, sorted, [
+    `${options.events} events × fan-out ${system.fanOut}, ${options.perTransaction} events per transaction, after a warm-up of ${options.warmupEvents} events`,
+    ...options.notes,
+  ]);
+}
+
+/**
+ * Steady load: one event per transaction at `ratePerSecond` for `seconds`, on a fixed schedule (an
+ * emit that falls behind is caught up at once, up to `maxOutstanding` transactions at a time).
+ */
+export async function runPaced(
+  name: string,
+  system: DeliverySystem,
+  receiver: ReceiverProcess,
+  options: { ratePerSecond: number; seconds: number; notes: string[] },
+): Promise<ScenarioResult & { achievedRate: number }> {
+  const count = Math.round(options.ratePerSecond * options.seconds);
+  const events = benchEvents(system.project, count);
+  const emittedAt = new Map<string, number>();
+  const outstanding = new Set<Promise<void>>();
+  const maxOutstanding = 8;
+  const intervalMs = 1000 / options.ratePerSecond;
+  await receiver.collect();
+
+  const startedAt = Date.now();
+  for (let i = 0; i < count; i++) {
+    const due = startedAt + i * intervalMs;
+    const wait = due - Date.now();
+    if (wait >= 1) await sleep(wait);
+    while (outstanding.size >= maxOutstanding) await Promise.race(outstanding);
+    const emitting = system.emit([events[i] as EventToEmit]).then(([emitted]) => {
+      if (emitted) emittedAt.set(emitted.id, emitted.emittedAt);
+    });
+    const tracked = emitting.finally(() => outstanding.delete(tracked));
+    outstanding.add(tracked);
+  }
+  await Promise.all(outstanding);
+  const emittedFor = Date.now() - startedAt;
+  const doneAt = await waitUntilAllDone(system.observer, count * system.fanOut, doneTimeoutMs);
+  const sorted = latencies(await receiver.collect(), emittedAt, count * system.fanOut);
+  const achievedRate = count / (emittedFor / 1000);
+  return {
+    ...summarize(name, count * system.fanOut, doneAt - startedAt, sorted, [
+      `${count} events, fan-out ${system.fanOut}, one event per transaction, paced at ${options.ratePerSecond}/s (achieved ${achievedRate.toFixed(0)}/s)`,
+      ...options.notes,
+    ]),
+    achievedRate,
+  };
+}

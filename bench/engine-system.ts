@@ -1,0 +1,57 @@
+import { loadConfig } from "../src/config.js";
+import { createPool, withTransaction } from "../src/db/pool.js";
+import { emitEvents } from "../src/delivery-engine/emit.js";
+import { createLogger } from "../src/logger.js";
+import { startService } from "../src/service.js";
+import type { BenchDatabase } from "./database.js";
+import type { DeliverySystem } from "./driver.js";
+import { createProjectWithWebhooks } from "./fixtures.js";
+
+/** The engine settings the benchmark runs with (environment variable names of src/config.ts). */
+export interface EngineSettings {
+  DELIVERY_CONCURRENCY: string;
+  DELIVERY_PER_WEBHOOK_CONCURRENCY: string;
+  DATABASE_POOL_SIZE: string;
+}
+
+/**
+ * The real service (startService: migrations, API, delivery workers) in this process, against `database`.
+ * Events are emitted through a separate small pool, as the application recording rollouts would, so
+ * emitting does not borrow the engine's connections; workers are woken by the emit's NOTIFY.
+ */
+export async function startEngineSystem(
+  database: BenchDatabase,
+  receiverUrl: string,
+  fanOut: number,
+  settings: EngineSettings,
+): Promise<DeliverySystem> {
+  const project = await createProjectWithWebhooks(database.url, receiverUrl, fanOut);
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    API_KEY: "bench-admin-key-0123456789",
+    HOST: "127.0.0.1",
+    PORT: "0",
+    LOG_LEVEL: "silent",
+    DELIVERY_ALLOW_PRIVATE_NETWORKS: "true",
+    // API and delivery workers only, even where a kubeconfig exists.
+    KUBERNETES: "false",
+    ...settings,
+  });
+  const service = await startService(config, createLogger(config.logLevel));
+  const emitter = createPool(database.url, 4);
+  const observer = createPool(database.url, 1);
+  return {
+    project,
+    fanOut,
+    observer,
+    async emit(events) {
+      const { emitted } = await withTransaction(emitter, (client) => emitEvents(client, events));
+      return emitted.map(({ envelope }) => ({ id: envelope.id, emittedAt: Date.parse(envelope.timestamp) }));
+    },
+    async close() {
+      await service.close();
+      await emitter.end();
+      await observer.end();
+    },
+  };
+}

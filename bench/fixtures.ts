@@ -1,0 +1,71 @@
+import pg from "pg";
+import type { EventToEmit } from "../src/delivery-engine/emit.js";
+import { exampleDeploymentPayload } from "../src/delivery-engine/test-event.js";
+import type { ProjectRow } from "../src/projects/store.js";
+
+export const benchEventType = "deployment.succeeded" as const;
+export const benchSecret = "whsec-bench-signing-secret";
+
+/** One project with `fanOut` enabled, signed webhooks subscribed to the bench event, all at the receiver. */
+export async function createProjectWithWebhooks(
+  databaseUrl: string,
+  receiverUrl: string,
+  fanOut: number,
+): Promise<ProjectRow> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<ProjectRow>(
+      `INSERT INTO projects (name, slug) VALUES ('Bench', 'bench')
+       RETURNING id::int, name, slug, repo_url, created_at, updated_at`,
+    );
+    const project = rows[0] as ProjectRow;
+    await client.query(
+      `INSERT INTO webhooks (project_id, url, secret, events, enabled)
+       SELECT $1, $2 || '/hooks/' || n, $3, ARRAY[$4], true FROM generate_series(1, $5::int) AS n`,
+      [project.id, receiverUrl, benchSecret, benchEventType, fanOut],
+    );
+    return project;
+  } finally {
+    await client.end();
+  }
+}
+
+/** `count` events of the bench type for `project`, with a realistic deployment payload. */
+export function benchEvents(project: ProjectRow, count: number): EventToEmit[] {
+  const payload = exampleDeploymentPayload(benchEventType, project);
+  return Array.from({ length: count }, () => ({ eventType: benchEventType, projectId: project.id, payload }));
+}
+
+export function chunk<T>(items: T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  return chunks;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Waits until every delivery row is state='done' (the outcome recorded) and `expected` of them
+ * succeeded; returns Date.now() at that moment. Polls a cheap query on the unfinished-rows index.
+ */
+export async function waitUntilAllDone(db: pg.Pool, expected: number, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await db.query<{ finished: boolean }>(
+      "SELECT NOT EXISTS (SELECT 1 FROM deliveries WHERE state <> 'done') AS finished",
+    );
+    if (rows[0]?.finished) {
+      const doneAt = Date.now();
+      const { rows: counts } = await db.query<{ done: number; succeeded: number }>(
+        "SELECT count(*)::int AS done, (count(*) FILTER (WHERE success AND status_code = 200))::int AS succeeded FROM deliveries",
+      );
+      const { done = 0, succeeded = 0 } = counts[0] ?? {};
+      if (done === expected && succeeded === expected) return doneAt;
+      if (done > expected) throw new Error(`${done} deliveries recorded, expected ${expected}`);
+      if (done === expected) throw new Error(`only ${succeeded} of ${expected} deliveries succeeded`);
+    }
+    if (Date.now() > deadline) throw new Error(`deliveries not all done within ${timeoutMs} ms`);
+    await sleep(10);
+  }
+}
