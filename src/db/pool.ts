@@ -16,8 +16,16 @@ pg.types.setTypeParser(int8ArrayOid, (value: string) =>
   parseTextArray(value).map((item) => Number.parseInt(item, 10)),
 );
 
-export function createPool(connectionString: string, max: number): Pool {
-  const pool = new pg.Pool({ connectionString, max });
+/** `settings` are applied to every connection of the pool (`-c name=value` at connect time). */
+export function createPool(
+  connectionString: string,
+  max: number,
+  settings: Record<string, string> = {},
+): Pool {
+  const options = Object.entries(settings)
+    .map(([name, value]) => `-c ${name}=${value}`)
+    .join(" ");
+  const pool = new pg.Pool({ connectionString, max, ...(options ? { options } : {}) });
   // An idle client losing its connection (database restart) must not crash the process; the pool
   // replaces it on next use.
   pool.on("error", () => {});

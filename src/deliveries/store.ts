@@ -16,7 +16,7 @@ export interface DeliveryRecordRow {
   delivered_at: Date;
 }
 
-// Only finished attempts (state 'done') are delivery records in the API's sense; queued and in-flight
+// Only finished attempts (state 'done', delivered_at set) are delivery records in the API's sense; queued and in-flight
 // rows are the outbox, visible through the queue metrics instead.
 const recordSelect = `
   SELECT d.id, d.webhook_id, d.event_type, d.event_id, e.envelope AS payload, d.success, d.status_code,
@@ -29,7 +29,7 @@ export async function listDeliveryRecords(
   limit: number,
 ): Promise<DeliveryRecordRow[]> {
   const { rows } = await db.query<DeliveryRecordRow>(
-    `${recordSelect} WHERE d.webhook_id = $1 AND d.state = 'done'
+    `${recordSelect} WHERE d.webhook_id = $1 AND d.delivered_at IS NOT NULL
       ORDER BY d.created_at DESC, d.id DESC LIMIT $2`,
     [webhookId, limit],
   );
@@ -42,7 +42,7 @@ export async function findDeliveryRecord(
   id: number,
 ): Promise<DeliveryRecordRow | undefined> {
   const { rows } = await db.query<DeliveryRecordRow>(
-    `${recordSelect} WHERE d.webhook_id = $1 AND d.id = $2 AND d.state = 'done'`,
+    `${recordSelect} WHERE d.webhook_id = $1 AND d.id = $2 AND d.delivered_at IS NOT NULL`,
     [webhookId, id],
   );
   return rows[0];
@@ -58,7 +58,7 @@ export interface LastDelivery {
 export async function findLastDelivery(db: Queryable, webhookId: number): Promise<LastDelivery | undefined> {
   const { rows } = await db.query<LastDelivery>(
     `SELECT delivered_at, success, status_code, event_type FROM deliveries
-      WHERE webhook_id = $1 AND state = 'done' ORDER BY created_at DESC, id DESC LIMIT 1`,
+      WHERE webhook_id = $1 AND delivered_at IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1`,
     [webhookId],
   );
   return rows[0];

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Config } from "../config.js";
-import { type Pool, withTransaction } from "../db/pool.js";
+import { createPool, type Pool, withTransaction } from "../db/pool.js";
 import { isUniqueViolation } from "../db/sqlstate.js";
 import { findDeliveryRecord } from "../deliveries/store.js";
 import { ConflictError, NotFoundError } from "../http/errors.js";
@@ -60,8 +60,13 @@ export function createDeliveryEngine(options: {
     timeoutMs: config.timeoutMs,
     responseBodyLimitBytes: config.responseBodyLimitBytes,
   });
+  // The worker's own connections. Its claim reads the head of the unfinished-rows index in id order;
+  // when a backlog builds up faster than autovacuum refreshes the statistics, the planner believes the
+  // queue is tiny and picks a bitmap scan of the whole backlog plus a sort (measured: 5 ms instead of
+  // 0.3 ms per claim at 20k queued). Without bitmap scans it walks the index and stops at the limit.
+  const workerPool = createPool(options.databaseUrl, 2, { enable_bitmapscan: "off" });
   const worker = new DeliveryWorker({
-    pool,
+    pool: workerPool,
     databaseUrl: options.databaseUrl,
     workerId,
     concurrency: config.concurrency,
@@ -72,6 +77,7 @@ export function createDeliveryEngine(options: {
     logger: logger.child({ component: "delivery-worker" }),
   });
   const lease = { workerId, leaseMs: config.leaseMs };
+  let stopping: Promise<void> | undefined;
 
   /** Sends a delivery row this process leased and records the outcome before answering. */
   async function sendLeased(
@@ -98,7 +104,10 @@ export function createDeliveryEngine(options: {
   return {
     start: () => worker.start(),
     wake: () => worker.wake(),
-    stop: (timeoutMs) => worker.stop(timeoutMs),
+    stop(timeoutMs) {
+      stopping ??= worker.stop(timeoutMs).then(() => workerPool.end());
+      return stopping;
+    },
 
     async replay(webhook, deliveryId) {
       const original = await findDeliveryRecord(pool, webhook.id, deliveryId);

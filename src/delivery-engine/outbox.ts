@@ -14,97 +14,92 @@ export interface ClaimedDelivery {
   event_created_at: Date;
 }
 
-/**
- * Claims up to `limit` due deliveries in one statement: queued rows, and in-flight rows whose lease
- * expired (their worker died). SKIP LOCKED lets every replica's workers claim concurrently without
- * waiting on each other's rows; the locked re-check drops rows another worker claimed meanwhile.
- * No webhook gets more than `perWebhookLimit` rows in flight in this worker (counting `inFlight`), so a
- * burst for one slow or hanging receiver cannot take every slot: its surplus stays queued.
- */
-export async function claimDueDeliveries(
-  db: Queryable,
-  claim: {
-    workerId: string;
-    limit: number;
-    leaseMs: number;
-    perWebhookLimit: number;
-    inFlight: Map<number, number>;
-  },
-): Promise<ClaimedDelivery[]> {
-  const saturated = [...claim.inFlight].filter(([, n]) => n >= claim.perWebhookLimit).map(([id]) => id);
-  const { rows } = await db.query<ClaimedDelivery>(
-    `WITH candidates AS (
-       SELECT id, webhook_id FROM deliveries
-        WHERE state <> 'done'
-          AND (state = 'queued' OR locked_until < clock_timestamp())
-          AND webhook_id <> ALL ($4::bigint[])
-        ORDER BY id
-        LIMIT $2 * 8
-     ), within_limits AS (
-       SELECT r.id FROM (
-         SELECT c.id, row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.id) + COALESCE(f.n, 0) AS slot
-           FROM candidates c
-           LEFT JOIN unnest($5::bigint[], $6::int[]) AS f (webhook_id, n) ON f.webhook_id = c.webhook_id
-       ) r
-        WHERE r.slot <= $7
-        ORDER BY r.id
-        LIMIT $2
-     ), due AS (
-       SELECT d.id FROM deliveries d JOIN within_limits USING (id)
-        WHERE d.state <> 'done' AND (d.state = 'queued' OR d.locked_until < clock_timestamp())
-        FOR UPDATE OF d SKIP LOCKED
-     ), claimed AS (
-       UPDATE deliveries d
-          SET state = 'in_flight', locked_by = $1, locked_until = clock_timestamp() + $3 * interval '1 millisecond'
-         FROM due WHERE d.id = due.id
-       RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number
-     )
-     SELECT c.id, c.webhook_id, c.event_id, c.event_type, c.attempt_number, w.url, w.secret,
-            e.envelope AS body, e.created_at AS event_created_at
-       FROM claimed c
-       JOIN webhooks w ON w.id = c.webhook_id
-       JOIN events e ON e.id = c.event_id
-      ORDER BY c.id`,
-    [
-      claim.workerId,
-      claim.limit,
-      claim.leaseMs,
-      saturated,
-      [...claim.inFlight.keys()],
-      [...claim.inFlight.values()],
-      claim.perWebhookLimit,
-    ],
-  );
-  return rows;
-}
-
 export interface RecordedOutcome {
   id: number;
   outcome: DeliveryOutcome;
   deliveredAt: Date;
 }
 
-/**
- * Writes many outcomes in one statement. Only rows still leased to this worker are written: if the
- * lease ran out and another worker took the row over, that worker's outcome is the one recorded.
- * `d.id = ANY ($2)` repeats the join key as an index condition on purpose: the lease filter alone is
- * estimated at ~1 row (few rows are ever in flight), and the planner then seq-scans deliveries and
- * loops over the whole unnest per row (rows in flight × outcomes: 100 ms for a batch of 500).
- */
-export async function recordOutcomes(
+export interface ClaimRequest {
+  limit: number;
+  leaseMs: number;
+  perWebhookLimit: number;
+  /** Deliveries this worker has in flight, per webhook id. */
+  inFlight: Map<number, number>;
+}
+
+// One statement does a worker's whole round trip: record the outcomes that finished, then claim what
+// is due for the slots now free. Both parts are described where they happen.
+//
+// recorded: only rows still leased to this worker are written; if the lease ran out and another
+//   worker took a row over, that worker's outcome is the one recorded. Each row finds its outcome by
+//   its position in the id array rather than by joining an unnest: the lease filter is estimated at
+//   ~1 row, and with that estimate the planner joins by rescanning the whole unnest per row.
+// candidates → due → claimed: queued rows, and in-flight rows whose lease expired (their worker
+//   died), oldest first. SKIP LOCKED lets every replica's workers claim concurrently without waiting
+//   on each other; the locked re-check drops rows another worker claimed meanwhile. No webhook gets
+//   more than perWebhookLimit rows in flight in this worker, so a burst for one slow or hanging
+//   receiver cannot take every slot: its surplus stays queued. The rows just recorded are not
+//   candidates (this statement's snapshot still sees them leased to this worker).
+const recordAndClaimSql = `
+  WITH recorded AS (
+    UPDATE deliveries d
+       SET state = 'done', success = ($3::boolean[])[array_position($2::bigint[], d.id)],
+           status_code = ($4::int[])[array_position($2::bigint[], d.id)],
+           response_body = ($5::text[])[array_position($2::bigint[], d.id)],
+           error_message = ($6::text[])[array_position($2::bigint[], d.id)],
+           delivered_at = ($7::timestamptz[])[array_position($2::bigint[], d.id)],
+           locked_by = NULL, locked_until = NULL
+     WHERE d.id = ANY ($2::bigint[]) AND d.locked_by = $1 AND d.state = 'in_flight'
+    RETURNING d.id
+  ), candidates AS (
+    SELECT id, webhook_id FROM deliveries
+     WHERE delivered_at IS NULL
+       AND (state = 'queued' OR locked_until < clock_timestamp())
+       AND webhook_id <> ALL ($9::bigint[])
+     ORDER BY id
+     LIMIT $8 * 2
+  ), within_limits AS (
+    SELECT r.id FROM (
+      SELECT c.id, row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.id) + COALESCE(f.n, 0) AS slot
+        FROM candidates c
+        LEFT JOIN unnest($10::bigint[], $11::int[]) AS f (webhook_id, n) ON f.webhook_id = c.webhook_id
+    ) r
+     WHERE r.slot <= $12
+     ORDER BY r.id
+     LIMIT $8
+  ), due AS (
+    SELECT d.id FROM deliveries d JOIN within_limits USING (id)
+     WHERE d.delivered_at IS NULL AND (d.state = 'queued' OR d.locked_until < clock_timestamp())
+       FOR UPDATE OF d SKIP LOCKED
+  ), claimed AS (
+    UPDATE deliveries d
+       SET state = 'in_flight', locked_by = $1, locked_until = clock_timestamp() + $13 * interval '1 millisecond'
+      FROM due WHERE d.id = due.id
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number
+  )
+  SELECT c.id, c.webhook_id, c.event_id, c.event_type, c.attempt_number, w.url, w.secret,
+         e.envelope AS body, e.created_at AS event_created_at
+    FROM claimed c
+    JOIN webhooks w ON w.id = c.webhook_id
+    JOIN events e ON e.id = c.event_id
+   ORDER BY c.id`;
+
+/** Records finished outcomes and claims up to `claim.limit` due deliveries, in one statement. */
+export async function recordAndClaim(
   db: Queryable,
   workerId: string,
   outcomes: RecordedOutcome[],
-): Promise<number> {
-  if (outcomes.length === 0) return 0;
-  const { rowCount } = await db.query(
-    `UPDATE deliveries d
-        SET state = 'done', success = o.success, status_code = o.status_code, response_body = o.response_body,
-            error_message = o.error_message, delivered_at = o.delivered_at, locked_by = NULL, locked_until = NULL
-       FROM unnest($2::bigint[], $3::boolean[], $4::int[], $5::text[], $6::text[], $7::timestamptz[])
-            AS o (id, success, status_code, response_body, error_message, delivered_at)
-      WHERE d.id = ANY ($2::bigint[]) AND d.id = o.id AND d.locked_by = $1 AND d.state = 'in_flight'`,
-    [
+  claim: ClaimRequest | undefined,
+): Promise<ClaimedDelivery[]> {
+  const inFlight = claim?.inFlight ?? new Map<number, number>();
+  const perWebhookLimit = claim?.perWebhookLimit ?? 0;
+  const saturated = [...inFlight].filter(([, n]) => n >= perWebhookLimit).map(([id]) => id);
+  const { rows } = await db.query<ClaimedDelivery>({
+    // Named: each pooled connection parses this once and reuses it.
+    // name: "record-and-claim-deliveries",
+    text: recordAndClaimSql,
+    values: [
       workerId,
       outcomes.map((o) => o.id),
       outcomes.map((o) => o.outcome.success),
@@ -112,16 +107,31 @@ export async function recordOutcomes(
       outcomes.map((o) => o.outcome.responseBody),
       outcomes.map((o) => o.outcome.errorMessage),
       outcomes.map((o) => o.deliveredAt),
+      claim?.limit ?? 0,
+      saturated,
+      [...inFlight.keys()],
+      [...inFlight.values()],
+      perWebhookLimit,
+      claim?.leaseMs ?? 0,
     ],
-  );
-  return rowCount ?? 0;
+  });
+  return rows;
+}
+
+/** Writes outcomes without claiming anything (replays, test events, a worker shutting down). */
+export async function recordOutcomes(
+  db: Queryable,
+  workerId: string,
+  outcomes: RecordedOutcome[],
+): Promise<void> {
+  if (outcomes.length > 0) await recordAndClaim(db, workerId, outcomes, undefined);
 }
 
 /** Hands this worker's unfinished claims back to the queue (graceful shutdown). */
 export async function releaseClaims(db: Queryable, workerId: string): Promise<number> {
   const { rowCount } = await db.query(
     `UPDATE deliveries SET state = 'queued', locked_by = NULL, locked_until = NULL
-      WHERE locked_by = $1 AND state = 'in_flight'`,
+      WHERE delivered_at IS NULL AND locked_by = $1 AND state = 'in_flight'`,
     [workerId],
   );
   return rowCount ?? 0;
@@ -159,7 +169,7 @@ export async function queueStats(db: Queryable): Promise<{ depth: number; oldest
   const { rows } = await db.query<{ depth: number; oldest_age_seconds: number }>(
     `SELECT count(*)::int AS depth,
             COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)::float8 AS oldest_age_seconds
-       FROM deliveries WHERE state <> 'done'`,
+       FROM deliveries WHERE delivered_at IS NULL`,
   );
   return { depth: rows[0]?.depth ?? 0, oldestAgeSeconds: rows[0]?.oldest_age_seconds ?? 0 };
 }

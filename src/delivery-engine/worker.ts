@@ -4,13 +4,7 @@ import { isTransientDatabaseError } from "../db/sqlstate.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
 import { deliveriesChannel } from "./emit.js";
-import {
-  type ClaimedDelivery,
-  claimDueDeliveries,
-  type RecordedOutcome,
-  recordOutcomes,
-  releaseClaims,
-} from "./outbox.js";
+import { type ClaimedDelivery, type RecordedOutcome, recordAndClaim, releaseClaims } from "./outbox.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 
 export interface WorkerOptions {
@@ -45,24 +39,26 @@ export function observeOutcome(
 }
 
 /**
- * Sends queued deliveries. Claims rows in batches sized to its free slots, woken at once by
- * LISTEN/NOTIFY when events are recorded, with a slow poll as backstop (missed notifications, expired
- * leases of dead workers). Outcomes are written in batches by a single flusher: under load each write
- * carries every outcome that finished while the previous one was in flight (group commit).
+ * Sends queued deliveries. One loop talks to the database, one statement per turn: it records the
+ * outcomes that finished since the last turn and claims deliveries for the slots now free. Under load
+ * each turn carries everything that finished while the previous one ran (group commit); when idle, a
+ * NOTIFY from a committed event wakes it at once, with a slow poll as backstop (missed notifications,
+ * expired leases of dead workers).
  */
 export class DeliveryWorker {
   private readonly inFlight = new Map<number, Promise<void>>();
   private readonly inFlightPerWebhook = new Map<number, number>();
   private pendingOutcomes: RecordedOutcome[] = [];
-  private flushing: Promise<void> | undefined;
-  private claiming: Promise<void> | undefined;
-  private claimAgain = false;
+  private turning: Promise<void> | undefined;
+  private turnAgain = false;
   /** False once a claim came back short: no need to ask again until woken. */
   private queueMayHaveWork = true;
   private stopped = false;
+  private failures = 0;
   private listener: pg.Client | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: WorkerOptions) {}
 
@@ -75,7 +71,7 @@ export class DeliveryWorker {
     this.wake();
   }
 
-  /** Something may be due: claim now (or right after the claim in progress). */
+  /** Something may be due: claim now (or right after the turn in progress). */
   wake(): void {
     this.queueMayHaveWork = true;
     this.kick();
@@ -90,11 +86,12 @@ export class DeliveryWorker {
     this.stopped = true;
     clearInterval(this.pollTimer);
     clearTimeout(this.reconnectTimer);
+    clearTimeout(this.retryTimer);
     await this.listener?.end().catch(() => {});
-    await this.claiming;
-    const drained = Promise.all(this.inFlight.values());
-    await Promise.race([drained, sleep(timeoutMs)]);
-    await this.flush();
+    await Promise.race([Promise.all(this.inFlight.values()), sleep(timeoutMs)]);
+    // Record what finished; a stopped worker's turns claim nothing.
+    this.kick();
+    await this.turning;
     const released = await releaseClaims(this.options.pool, this.options.workerId).catch(() => 0);
     if (released > 0)
       this.options.logger.info({ released }, "released unfinished deliveries back to the queue");
@@ -126,40 +123,62 @@ export class DeliveryWorker {
   }
 
   private kick(): void {
-    if (this.stopped) return;
-    if (this.claiming) {
-      this.claimAgain = true;
+    if (this.turning) {
+      this.turnAgain = true;
       return;
     }
-    this.claiming = this.claimLoop().finally(() => {
-      this.claiming = undefined;
+    this.turning = this.turnLoop().finally(() => {
+      this.turning = undefined;
     });
   }
 
-  private async claimLoop(): Promise<void> {
+  private async turnLoop(): Promise<void> {
     do {
-      this.claimAgain = false;
+      this.turnAgain = false;
+      const outcomes = this.pendingOutcomes.splice(0, outcomeBatchSize);
       const free = this.options.concurrency - this.inFlight.size;
-      if (free <= 0 || !this.queueMayHaveWork || this.stopped) return;
+      const claimLimit = !this.stopped && this.queueMayHaveWork && free > 0 ? free : 0;
+      if (outcomes.length === 0 && claimLimit === 0) return;
       let claimed: ClaimedDelivery[];
       try {
-        claimed = await claimDueDeliveries(this.options.pool, {
-          workerId: this.options.workerId,
-          limit: free,
+        claimed = await recordAndClaim(this.options.pool, this.options.workerId, outcomes, {
+          limit: claimLimit,
           leaseMs: this.options.leaseMs,
           perWebhookLimit: this.options.perWebhookConcurrency,
           inFlight: this.inFlightPerWebhook,
         });
+        this.failures = 0;
       } catch (error) {
-        this.options.logger.error({ err: error }, "claiming deliveries failed; retrying on the next poll");
+        this.failed(error, outcomes);
         return;
       }
       for (const delivery of claimed) this.startSend(delivery);
-      // A short claim means the queue is drained, except for rows held back because their webhook is
-      // at its cap: those are claimed when one of its sends finishes.
-      if (claimed.length === free) this.claimAgain = true;
-      else this.queueMayHaveWork = this.claimAgain || this.anyWebhookAtCap();
-    } while (this.claimAgain);
+      if (claimLimit > 0) {
+        // A short claim means the queue is drained, except for rows held back because their webhook
+        // is at its cap: those are claimed when one of its sends finishes.
+        if (claimed.length === claimLimit) this.turnAgain = true;
+        else this.queueMayHaveWork = this.turnAgain || this.anyWebhookAtCap();
+      }
+      if (this.pendingOutcomes.length > 0) this.turnAgain = true;
+    } while (this.turnAgain);
+  }
+
+  /**
+   * A turn failed. Outcomes are kept and retried with backoff while the error is transient; after
+   * that the rows stay in flight and are sent again when their lease expires (same event id).
+   */
+  private failed(error: unknown, outcomes: RecordedOutcome[]): void {
+    this.failures += 1;
+    const keep = outcomes.length > 0 && isTransientDatabaseError(error) && this.failures < 5;
+    if (keep) this.pendingOutcomes.unshift(...outcomes);
+    this.options.logger.error(
+      { err: error, outcomes: outcomes.length, kept: keep },
+      "recording and claiming deliveries failed",
+    );
+    if (keep || !this.stopped) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => this.kick(), Math.min(30_000, 100 * 2 ** this.failures));
+    }
   }
 
   private anyWebhookAtCap(): boolean {
@@ -185,7 +204,6 @@ export class DeliveryWorker {
       .then((outcome) => {
         observeOutcome(delivery, outcome);
         this.pendingOutcomes.push({ id: delivery.id, outcome, deliveredAt: new Date() });
-        void this.flush();
       })
       .finally(() => {
         this.inFlight.delete(delivery.id);
@@ -193,38 +211,8 @@ export class DeliveryWorker {
         if (left === 0) perWebhook.delete(delivery.webhook_id);
         else perWebhook.set(delivery.webhook_id, left);
         metrics.inFlight.dec();
-        if (this.queueMayHaveWork) this.kick();
+        this.kick();
       });
     this.inFlight.set(delivery.id, sending);
-  }
-
-  private flush(): Promise<void> {
-    this.flushing ??= this.flushLoop().finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
-  }
-
-  private async flushLoop(): Promise<void> {
-    let failures = 0;
-    while (this.pendingOutcomes.length > 0) {
-      const batch = this.pendingOutcomes.splice(0, outcomeBatchSize);
-      try {
-        await recordOutcomes(this.options.pool, this.options.workerId, batch);
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        if (isTransientDatabaseError(error) && failures < 5) {
-          this.pendingOutcomes.unshift(...batch);
-          await sleep(100 * 2 ** failures);
-          continue;
-        }
-        // The rows stay in flight; when their lease expires they are sent again (same event id).
-        this.options.logger.error(
-          { err: error, deliveries: batch.length },
-          "recording delivery outcomes failed",
-        );
-      }
-    }
   }
 }
