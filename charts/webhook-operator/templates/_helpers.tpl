@@ -1,0 +1,107 @@
+{{/* Names and labels shared by every template. */}}
+
+{{- define "webhook-operator.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The object name prefix: the release name, plus the chart name unless the release name has it. */}}
+{{- define "webhook-operator.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "webhook-operator.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "webhook-operator.labels" -}}
+helm.sh/chart: {{ include "webhook-operator.chart" . }}
+{{ include "webhook-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: webhook-operator
+{{- end }}
+
+{{- define "webhook-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "webhook-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{- define "webhook-operator.postgresName" -}}
+{{- printf "%s-postgres" (include "webhook-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "webhook-operator.postgresSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "webhook-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: database
+{{- end }}
+
+{{- define "webhook-operator.postgresLabels" -}}
+helm.sh/chart: {{ include "webhook-operator.chart" . }}
+{{ include "webhook-operator.postgresSelectorLabels" . }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: webhook-operator
+{{- end }}
+
+{{- define "webhook-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "webhook-operator.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "webhook-operator.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "webhook-operator.leaseName" -}}
+{{- default (printf "%s-leader" (include "webhook-operator.fullname" .)) .Values.config.leaderElection.leaseName }}
+{{- end }}
+
+{{- define "webhook-operator.apiKeySecretName" -}}
+{{- default (printf "%s-api-key" (include "webhook-operator.fullname" .)) .Values.apiKey.existingSecret }}
+{{- end }}
+
+{{/* Generated Secrets use fixed keys; existing ones say which key holds the value. */}}
+{{- define "webhook-operator.apiKeySecretKey" -}}
+{{- if .Values.apiKey.existingSecret }}{{ .Values.apiKey.existingSecretKey }}{{ else }}api-key{{ end }}
+{{- end }}
+
+{{- define "webhook-operator.postgresSecretKey" -}}
+{{- if .Values.postgres.auth.existingSecret }}{{ .Values.postgres.auth.existingSecretKey }}{{ else }}password{{ end }}
+{{- end }}
+
+{{- define "webhook-operator.postgresSecretName" -}}
+{{- default (include "webhook-operator.postgresName" .) .Values.postgres.auth.existingSecret }}
+{{- end }}
+
+{{/*
+A value kept across upgrades: the existing Secret's value when the release already has one (lookup
+finds it on a live cluster), else a new random one. `helm template` and `--dry-run` cannot look up, so
+they render a new random value each time.
+*/}}
+{{- define "webhook-operator.keptSecretValue" -}}
+{{- $existing := lookup "v1" "Secret" .namespace .name }}
+{{- if and $existing (hasKey (default dict $existing.data) .key) }}
+{{- index $existing.data .key }}
+{{- else }}
+{{- .generate | b64enc }}
+{{- end }}
+{{- end }}
+
+{{/* An environment variable from a whole number (values are floats to Helm: 1e+06 would be wrong). */}}
+{{- define "webhook-operator.intEnv" -}}
+- name: {{ .name }}
+  value: {{ .value | int64 | toString | quote }}
+{{- end }}

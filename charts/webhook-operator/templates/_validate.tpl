@@ -1,0 +1,18 @@
+{{/*
+Rules between values that values.schema.json cannot state with a clear message. Included by
+deployment.yaml, so `helm install`, `helm upgrade` and `helm template` stop here with the reason.
+*/}}
+{{- define "webhook-operator.validate" -}}
+{{- if and (not .Values.postgres.enabled) (not .Values.database.existingSecret.name) }}
+{{- fail "\n\nNo database: postgres.enabled is false, so set database.existingSecret.name to a Secret whose key database.existingSecret.key (default database-url) holds the full DATABASE_URL (postgres://user:password@host:5432/db)." }}
+{{- end }}
+{{- if and .Values.postgres.enabled .Values.database.existingSecret.name }}
+{{- fail "\n\nTwo databases: database.existingSecret.name is set and postgres.enabled is true. Set postgres.enabled=false to use the existing database, or leave database.existingSecret.name empty for the bundled Postgres." }}
+{{- end }}
+{{- if and (not .Values.serviceAccount.create) (not .Values.serviceAccount.name) }}
+{{- fail "\n\nserviceAccount.create is false, so serviceAccount.name must name an existing ServiceAccount." }}
+{{- end }}
+{{- if ge (int64 .Values.config.shutdownTimeoutMs) (mul (int64 .Values.terminationGracePeriodSeconds) 1000) }}
+{{- fail (printf "\n\nconfig.shutdownTimeoutMs (%v ms) must be below terminationGracePeriodSeconds (%v s), or Kubernetes kills replicas before in-flight deliveries finish." (int64 .Values.config.shutdownTimeoutMs) (int64 .Values.terminationGracePeriodSeconds)) }}
+{{- end }}
+{{- end }}

