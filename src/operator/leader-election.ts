@@ -24,6 +24,8 @@ export interface LeaderElectionOptions {
  */
 export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
+  /** The tick in progress (resolves to whether it acquired or renewed the lease). */
+  private ticking: Promise<boolean> = Promise.resolve(false);
   private leading = false;
   private lastRenewal = 0;
   private stopped = false;
@@ -35,14 +37,18 @@ export class LeaderElector {
   }
 
   start(): void {
-    void this.tick();
+    this.ticking = this.tick();
   }
 
   /** Stops campaigning; a leader releases the lease so another replica takes over without waiting. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    if (this.leading) {
+    // A renewal in flight finishes first: it must not make this instance lead again after stop(), nor
+    // write the lease between the release's read and write (the release would fail with 409 and the
+    // lease stay held until it expires).
+    const acquired = await this.ticking;
+    if (this.leading || acquired) {
       this.setLeading(false);
       await this.release().catch((error: unknown) =>
         this.options.logger.warn({ err: error }, "releasing the lease failed"),
@@ -50,13 +56,16 @@ export class LeaderElector {
     }
   }
 
-  private async tick(): Promise<void> {
-    if (this.stopped) return;
+  private async tick(): Promise<boolean> {
+    if (this.stopped) return false;
     try {
       const acquired = await this.tryAcquireOrRenew();
+      // stop() was called meanwhile and waits for this tick: it releases the lease if this tick got it.
+      if (this.stopped) return acquired;
       if (acquired) this.lastRenewal = Date.now();
       this.setLeading(acquired);
     } catch (error) {
+      if (this.stopped) return false;
       this.options.logger.warn({ err: error }, "lease update failed");
       // Give up before the lease can expire for the others (client-go's renew deadline), so two
       // replicas never lead at once.
@@ -65,9 +74,12 @@ export class LeaderElector {
       }
     }
     if (!this.stopped) {
-      this.timer = setTimeout(() => void this.tick(), this.options.retryPeriodMs);
+      this.timer = setTimeout(() => {
+        this.ticking = this.tick();
+      }, this.options.retryPeriodMs);
       this.timer.unref();
     }
+    return this.leading;
   }
 
   private setLeading(leading: boolean): void {

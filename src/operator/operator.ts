@@ -21,6 +21,7 @@ import { group, plural, version, type WebhookResource } from "./api/webhook-v1al
 import { reconcileDeployment } from "./controllers/rollout-controller.js";
 import { ownerOf, reconcileWebhook } from "./controllers/webhook-controller.js";
 import { type ResilientInformer, resilientInformer } from "./informer.js";
+import { shareConnections } from "./kube-connections.js";
 import { kubeGateway } from "./kube-gateway.js";
 import { LeaderElector } from "./leader-election.js";
 import { namespaceProjects } from "./namespace-projects.js";
@@ -59,7 +60,8 @@ export function startOperator(options: {
   config: OperatorConfig;
   logger: Logger;
 }): RunningOperator {
-  const { kubeConfig, pool, config } = options;
+  const { pool, config } = options;
+  const kubeConfig = shareConnections(options.kubeConfig);
   const logger = options.logger.child({ component: "operator" });
   // Unique per instance, even for two instances in one process (tests): a shared identity would let
   // both believe they hold the lease.
@@ -131,12 +133,17 @@ export function startOperator(options: {
     );
 
     const selection = namespaceProjects(config.namespaceSelector, (name) => namespaces.informer.get(name));
-    const projects = new Map<string, ProjectRow>();
-    const projectFor = async (namespace: string) => {
+    // The project row of each namespace, written once and then read from here: concurrent reconciles of
+    // one namespace share the first write, and a namespace change (name/repo annotations) drops the entry.
+    const projects = new Map<string, Promise<ProjectRow>>();
+    const projectFor = (namespace: string): Promise<ProjectRow> => {
       const cached = projects.get(namespace);
       if (cached) return cached;
-      const project = await ensureNamespaceProject(pool, selection.describe(namespace));
+      const project = ensureNamespaceProject(pool, selection.describe(namespace));
       projects.set(namespace, project);
+      project.catch(() => {
+        if (projects.get(namespace) === project) projects.delete(namespace);
+      });
       return project;
     };
 
@@ -151,12 +158,14 @@ export function startOperator(options: {
               webhooks.informer.get(name, ns) as unknown as WebhookResource | undefined,
             getSecret: (ns, name) => secrets.informer.get(name, ns),
             namespaces: selection,
+            projectFor,
             logger,
           },
           k,
         ),
       queueOptions,
     );
+    const recordedRollouts = new Map<string, string>();
     const deploymentQueue = new WorkQueue(
       (k) =>
         reconcileDeployment(
@@ -165,6 +174,7 @@ export function startOperator(options: {
             getDeployment: (ns, name) => deployments.informer.get(name, ns),
             isSelected: (ns) => selection.isSelected(ns),
             projectFor,
+            recorded: recordedRollouts,
           },
           k,
         ),
@@ -198,6 +208,7 @@ export function startOperator(options: {
     deployments.informer.on("delete", (deployment) => {
       const uid = deployment.metadata?.uid;
       if (uid) {
+        recordedRollouts.delete(uid);
         cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid }).catch((error: unknown) =>
           logger.error(
             { err: error, deployment: key(deployment) },

@@ -88,7 +88,8 @@ export class WorkQueue {
     } finally {
       this.active.delete(key);
       this.running -= 1;
-      if (this.dirty.delete(key)) this.waiting.add(key);
+      // After stop() nothing new starts: a key changed while it ran is dropped like the waiting ones.
+      if (this.dirty.delete(key) && !this.stopped) this.waiting.add(key);
       this.pump();
     }
   }

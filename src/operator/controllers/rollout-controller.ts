@@ -2,6 +2,7 @@ import type { V1Deployment } from "@kubernetes/client-node";
 import type { Pool } from "../../db/pool.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
+import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
 import { recordRollout } from "../rollouts/record-rollout.js";
 import type { ReconcileResult } from "../work-queue.js";
 
@@ -10,11 +11,23 @@ export interface RolloutControllerDeps {
   getDeployment(namespace: string, name: string): V1Deployment | undefined;
   isSelected(namespace: string): boolean;
   projectFor(namespace: string): Promise<ProjectRow>;
+  /**
+   * Per Deployment UID, the "revision/phase" this controller last recorded (kept for one leadership
+   * term, dropped when the Deployment is deleted). A reconcile that finds the same revision in the same
+   * phase has nothing to record and skips the database.
+   */
+  recorded: Map<string, string>;
 }
 
 /**
  * Reconciles one Deployment (key "namespace/name") into rollout rows and deployment.* events. A
  * Deployment that is gone is handled by its delete event (cancelRolloutsOfDeletedDeployments).
+ *
+ * Most updates of a Deployment do not change its rollout's phase (the Deployment controller reports
+ * every replica coming up, and re-lists repeat everything); recording such an update would find every
+ * event already emitted and change nothing, yet cost a transaction of six or seven statements. Those
+ * are skipped when this controller has itself recorded that revision in that phase. Anything else
+ * still goes to recordRollout, whose rollout row remains the authority on what was emitted.
  */
 export async function reconcileDeployment(
   deps: RolloutControllerDeps,
@@ -23,10 +36,15 @@ export async function reconcileDeployment(
   const [namespace = "", name = ""] = key.split("/");
   const deployment = deps.getDeployment(namespace, name);
   if (!deployment || !deps.isSelected(namespace)) return undefined;
+  const uid = deployment.metadata?.uid;
+  const revision = deployment.metadata?.annotations?.[revisionAnnotation];
+  const seen = uid && revision ? `${revision}/${rolloutPhase(deployment).phase}` : undefined;
+  if (uid && seen !== undefined && deps.recorded.get(uid) === seen) return undefined;
   const started = performance.now();
   let result = "success";
   try {
     await recordRollout(deps.pool, await deps.projectFor(namespace), deployment);
+    if (uid && seen !== undefined) deps.recorded.set(uid, seen);
   } catch (error) {
     result = "error";
     throw error;

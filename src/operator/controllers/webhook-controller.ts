@@ -3,7 +3,7 @@ import type { Pool } from "../../db/pool.js";
 import { findLastDelivery } from "../../deliveries/store.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
-import { ensureNamespaceProject } from "../../projects/store.js";
+import type { ProjectRow } from "../../projects/store.js";
 import { deleteOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/store.js";
 import { findCondition, setCondition } from "../api/conditions.js";
 import { validateWebhookSpec } from "../api/validate-spec.js";
@@ -18,6 +18,8 @@ export interface WebhookControllerDeps {
   getWebhook(namespace: string, name: string): WebhookResource | undefined;
   getSecret(namespace: string, name: string): V1Secret | undefined;
   namespaces: NamespaceProjects;
+  /** The namespace's project row, created on first sight (cached by the operator). */
+  projectFor(namespace: string): Promise<ProjectRow>;
   logger: Logger;
 }
 
@@ -95,7 +97,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
         );
       }
       const secret = readSecret(deps, resource);
-      const project = await ensureNamespaceProject(deps.pool, deps.namespaces.describe(namespace));
+      const project = await deps.projectFor(namespace);
       const webhook = await upsertOwnedWebhook(deps.pool, {
         projectId: project.id,
         url: validated.spec.url,
