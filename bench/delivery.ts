@@ -2,7 +2,7 @@
 // baseline, in one run, on this machine, against the same loopback receiver (a child process).
 // Run: npx tsx bench/delivery.ts
 // Env: BENCH_SCALE (default 1: 20k deliveries per throughput scenario, 10 s paced), BENCH_ROUNDS (3),
-// BENCH_DATABASE_URL (else an embedded Postgres), BENCH_CONCURRENCY (64), BENCH_POOL_SIZE (10),
+// BENCH_DATABASE_URL (else an embedded Postgres), BENCH_CONCURRENCY (128), BENCH_POOL_SIZE (10),
 // BENCH_BOSS_BATCH (16). Exits 0 whether or not the targets are met; non-zero when something crashed.
 import { cpus, loadavg } from "node:os";
 import { type BaselineSettings, startBaselineSystem } from "./baseline-system.js";
@@ -22,7 +22,7 @@ const numberFromEnv = (name: string, fallback: number) => {
 
 const scale = numberFromEnv("BENCH_SCALE", 1);
 const rounds = Math.round(numberFromEnv("BENCH_ROUNDS", 3));
-const concurrency = numberFromEnv("BENCH_CONCURRENCY", 64);
+const concurrency = numberFromEnv("BENCH_CONCURRENCY", 128);
 const poolSize = numberFromEnv("BENCH_POOL_SIZE", 10);
 const bossBatch = numberFromEnv("BENCH_BOSS_BATCH", 16);
 const deliveries = Math.max(1_000, Math.round(20_000 * scale));

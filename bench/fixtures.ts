@@ -53,7 +53,7 @@ export async function waitUntilAllDone(db: pg.Pool, expected: number, timeoutMs:
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { rows } = await db.query<{ finished: boolean }>(
-      "SELECT NOT EXISTS (SELECT 1 FROM deliveries WHERE state <> 'done') AS finished",
+      "SELECT NOT EXISTS (SELECT 1 FROM deliveries WHERE delivered_at IS NULL) AS finished",
     );
     if (rows[0]?.finished) {
       const doneAt = Date.now();
