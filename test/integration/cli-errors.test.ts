@@ -4,6 +4,7 @@ import { ApiClient, ApiClientError, ApiNetworkError } from "../../src/client/api
 import { withTransaction } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { assertBuilt, type CliOptions, runCli } from "../support/cli.js";
+import { freePort } from "../support/ports.js";
 import { eventually } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -34,11 +35,7 @@ async function fails(code: number, args: string[], options?: CliOptions): Promis
 
 /** A loopback address nothing listens on. */
 async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
+  return `http://127.0.0.1:${await freePort()}`;
 }
 
 const ids = () => ["--project-id", String(projectId), "--webhook-id", String(webhookId)];

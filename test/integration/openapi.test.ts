@@ -9,6 +9,7 @@ import { createDeliveryEngine } from "../../src/delivery-engine/engine.js";
 import { createApp } from "../../src/http/app.js";
 import { createLogger } from "../../src/logger.js";
 import { createTestDatabase } from "../support/database.js";
+import { freePort as closedPort } from "../support/ports.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 const logger = createLogger("silent");
@@ -81,16 +82,6 @@ async function listen(app: Express): Promise<{ url: string; server: Server }> {
 async function close(server: Server): Promise<void> {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 let service: TestService;

@@ -1,12 +1,12 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "../support/cli.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { freePort } from "../support/ports.js";
 import { eventually } from "../support/receiver.js";
 
 // `webhook-operator serve` as a process: start-up lines, the embedded Postgres default with its
@@ -47,14 +47,6 @@ async function listening(served: Served): Promise<string> {
 async function stopped(served: Served): Promise<number | null> {
   served.child.kill("SIGTERM");
   return new Promise((resolve) => served.child.once("exit", (code) => resolve(code)));
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 let database: TestDatabase;

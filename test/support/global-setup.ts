@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -9,20 +8,13 @@ import { migrate } from "../../src/db/migrate.js";
 import { createPool } from "../../src/db/pool.js";
 import { createLogger } from "../../src/logger.js";
 import { templateDatabase } from "./database.js";
+import { freePort } from "./ports.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** A connection URL to a server where tests may create databases (maintenance db `postgres`). */
     databaseAdminUrl: string;
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function withDatabase(url: string, database: string): string {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 // The external programs the chart and monitoring tests run. helm comes from the npm registry through
-// scripts/fetch-helm.sh, kubernetes-validate from PyPI through scripts/kubernetes-validate.sh, so they
+// scripts/fetch-k8s-tool.sh, kubernetes-validate from PyPI through scripts/kubernetes-validate.sh, so they
 // are there wherever those registries answer; promtool comes from Debian's
 // `prometheus` package, which .ci/run installs. Where one cannot be had (a developer machine without
 // the package, or offline), the tests that need it are skipped with the reason, except in CI
@@ -25,10 +25,10 @@ function unavailable(reason: string): Tool {
 }
 
 let helm: Tool | undefined;
-/** helm v4, fetched once into .cache/tools by scripts/fetch-helm.sh. */
+/** helm v4, fetched once into .cache/tools by scripts/fetch-k8s-tool.sh. */
 export function locateHelm(): Tool {
   helm ??= (() => {
-    const result = spawnSync("bash", ["scripts/fetch-helm.sh"], {
+    const result = spawnSync("bash", ["scripts/fetch-k8s-tool.sh", "helm"], {
       cwd: repoRoot,
       encoding: "utf8",
       timeout: 300_000,
@@ -36,7 +36,7 @@ export function locateHelm(): Tool {
     const path = result.stdout?.trim().split("\n").at(-1);
     if (result.status === 0 && path) return { path, reason: "" };
     return unavailable(
-      `helm is unavailable: scripts/fetch-helm.sh failed: ${(result.stderr || String(result.error)).trim()}`,
+      `helm is unavailable: scripts/fetch-k8s-tool.sh helm failed: ${(result.stderr || String(result.error)).trim()}`,
     );
   })();
   return helm;

