@@ -88,5 +88,3 @@ export const metrics = {
     registers: [registry],
   }),
 };
-
-export type Outcome = "success" | "failure";

@@ -77,10 +77,6 @@ export class DeliveryWorker {
     this.kick();
   }
 
-  get inFlightCount(): number {
-    return this.inFlight.size;
-  }
-
   /** Stop claiming, let in-flight sends finish within timeoutMs, record them, release the rest. */
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;

@@ -69,8 +69,3 @@ export async function ensureNamespaceProject(
   );
   return rows[0] as ProjectRow;
 }
-
-export async function findProjectBySlug(db: Queryable, slug: string): Promise<ProjectRow | undefined> {
-  const { rows } = await db.query<ProjectRow>(`SELECT ${columns} FROM projects WHERE slug = $1`, [slug]);
-  return rows[0];
-}
