@@ -1,26 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, startTestService, type TestService } from "../support/service.js";
+import { deliveryFields as specDeliveryFields } from "../support/spec-fields.js";
 
 // Endpoints 7 and 8 (spec §2.6, §4 rule 5, §8): delivery records are finished attempts only
 // (deliveries.state = 'done'), newest first, `limit` default 50 and clamped to 1–100.
 
 const isoMillis = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const deliveryFields = [
-  "id",
-  "webhook_id",
-  "event_type",
-  "event_id",
-  "payload",
-  "success",
-  "status_code",
-  "response_body",
-  "error_message",
-  "attempt_number",
-  "created_at",
-  "delivered_at",
-].sort();
+const deliveryFields = [...specDeliveryFields].sort();
 const base = Date.parse("2026-03-01T10:00:00.000Z");
 const at = (seconds: number, millis = 0) => new Date(base + seconds * 1000 + millis).toISOString();
 

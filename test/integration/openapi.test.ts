@@ -11,6 +11,7 @@ import { createLogger } from "../../src/logger.js";
 import { createTestDatabase } from "../support/database.js";
 import { freePort as closedPort } from "../support/ports.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { deliveryFields, webhookFields } from "../support/spec-fields.js";
 
 const logger = createLogger("silent");
 const httpMethods = ["get", "post", "put", "delete", "patch", "head", "options"];
@@ -169,26 +170,9 @@ describe("GET /api/docs", () => {
 
   it("has Webhook and Delivery schemas with exactly the spec §2.5 and §2.6 properties", () => {
     const schemas = document.components.schemas;
-    expect(Object.keys(schemas.Webhook.properties).sort()).toEqual(
-      ["id", "project_id", "url", "events", "enabled", "has_secret", "created_at", "updated_at"].sort(),
-    );
+    expect(Object.keys(schemas.Webhook.properties).sort()).toEqual([...webhookFields].sort());
     expect(schemas.Webhook.properties).not.toHaveProperty("secret");
-    expect(Object.keys(schemas.Delivery.properties).sort()).toEqual(
-      [
-        "id",
-        "webhook_id",
-        "event_type",
-        "event_id",
-        "payload",
-        "success",
-        "status_code",
-        "response_body",
-        "error_message",
-        "attempt_number",
-        "created_at",
-        "delivered_at",
-      ].sort(),
-    );
+    expect(Object.keys(schemas.Delivery.properties).sort()).toEqual([...deliveryFields].sort());
   });
 
   it("declares the bearerAuth security scheme and requires it", () => {

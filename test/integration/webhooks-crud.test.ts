@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "../support/service.js";
+import { webhookFields } from "../support/spec-fields.js";
 
 let service: TestService;
 let projectId: number;
@@ -18,9 +19,7 @@ describe("webhook lifecycle through the API", () => {
       body: { url: "https://example.com/hook", events: ["deployment.succeeded"], secret: "s3cret-value" },
     });
     expect(created.status).toBe(201);
-    expect(Object.keys(created.body).sort()).toEqual(
-      ["created_at", "enabled", "events", "has_secret", "id", "project_id", "updated_at", "url"].sort(),
-    );
+    expect(Object.keys(created.body).sort()).toEqual([...webhookFields].sort());
     expect(created.body).toMatchObject({
       project_id: projectId,
       url: "https://example.com/hook",

@@ -37,27 +37,31 @@ function heldLeaseApi() {
 
 const notFound = Object.assign(new Error("not found"), { code: 404 });
 
+function elector(api: CoordinationV1Api, timing: { leaseDurationMs: number; retryPeriodMs: number }) {
+  const events: string[] = [];
+  const leaderElector = new LeaderElector({
+    api,
+    namespace: "default",
+    name: "lease",
+    identity: "me",
+    ...timing,
+    logger: createLogger("silent"),
+    onStartedLeading: () => events.push("started"),
+    onStoppedLeading: () => events.push("stopped"),
+  });
+  return { elector: leaderElector, events };
+}
+
 describe("LeaderElector", () => {
   it("does not lead again when a renewal in flight completes after stop(), and releases the lease", async () => {
     const { api, next } = heldLeaseApi();
-    const events: string[] = [];
-    const elector = new LeaderElector({
-      api,
-      namespace: "default",
-      name: "lease",
-      identity: "me",
-      leaseDurationMs: 1_000,
-      retryPeriodMs: 60_000,
-      logger: createLogger("silent"),
-      onStartedLeading: () => events.push("started"),
-      onStoppedLeading: () => events.push("stopped"),
-    });
-    elector.start();
+    const { elector: leader, events } = elector(api, { leaseDurationMs: 1_000, retryPeriodMs: 60_000 });
+    leader.start();
     (await next("read")).fail(notFound);
     const create = await next("create");
 
     // stop() is called while the create (this instance's first acquisition) is still in flight.
-    const stopping = elector.stop();
+    const stopping = leader.stop();
     create.answer(create.lease);
     const release = await next("read");
     release.answer({ metadata: { name: "lease", resourceVersion: "2" }, spec: { holderIdentity: "me" } });
@@ -65,7 +69,7 @@ describe("LeaderElector", () => {
     written.answer(written.lease);
     await stopping;
 
-    expect(elector.isLeader).toBe(false);
+    expect(leader.isLeader).toBe(false);
     expect(written.lease?.spec?.holderIdentity).toBeUndefined();
     // It never ran the controllers after stop() began.
     expect(events).toEqual([]);
@@ -73,19 +77,8 @@ describe("LeaderElector", () => {
 
   it("gives up leading when renewals keep failing, before the lease could expire for others", async () => {
     const { api, next } = heldLeaseApi();
-    const events: string[] = [];
-    const elector = new LeaderElector({
-      api,
-      namespace: "default",
-      name: "lease",
-      identity: "me",
-      leaseDurationMs: 300,
-      retryPeriodMs: 50,
-      logger: createLogger("silent"),
-      onStartedLeading: () => events.push("started"),
-      onStoppedLeading: () => events.push("stopped"),
-    });
-    elector.start();
+    const { elector: leader, events } = elector(api, { leaseDurationMs: 300, retryPeriodMs: 50 });
+    leader.start();
     (await next("read")).fail(notFound);
     const create = await next("create");
     create.answer(create.lease);
@@ -96,6 +89,6 @@ describe("LeaderElector", () => {
     const gaveUpAfter = Date.now() - acquiredAt;
     expect(gaveUpAfter).toBeGreaterThanOrEqual(150);
     expect(gaveUpAfter).toBeLessThan(300);
-    await elector.stop();
+    await leader.stop();
   });
 });
