@@ -5,7 +5,7 @@ import { createLogger } from "../src/logger.js";
 import { startService } from "../src/service.js";
 import type { BenchDatabase } from "./database.js";
 import type { DeliverySystem } from "./driver.js";
-import { createProjectWithWebhooks } from "./fixtures.js";
+import { benchServiceEnv, createProjectWithWebhooks } from "./fixtures.js";
 
 /** The engine settings the benchmark runs with (environment variable names of src/config.ts). */
 export interface EngineSettings {
@@ -28,11 +28,7 @@ export async function startEngineSystem(
   const project = await createProjectWithWebhooks(database.url, receiverUrl, fanOut);
   const config = loadConfig({
     DATABASE_URL: database.url,
-    API_KEY: "bench-admin-key-0123456789",
-    HOST: "127.0.0.1",
-    PORT: "0",
-    LOG_LEVEL: "silent",
-    DELIVERY_ALLOW_PRIVATE_NETWORKS: "true",
+    ...benchServiceEnv,
     // API and delivery workers only, even where a kubeconfig exists.
     KUBERNETES: "false",
     ...settings,

@@ -6,6 +6,15 @@ import type { ProjectRow } from "../src/projects/store.js";
 export const benchEventType = "deployment.succeeded" as const;
 export const benchSecret = "whsec-bench-signing-secret";
 
+/** The service settings every benchmark starts with (on loopback, quiet, receivers on loopback allowed). */
+export const benchServiceEnv = {
+  API_KEY: "bench-admin-key-0123456789",
+  HOST: "127.0.0.1",
+  PORT: "0",
+  LOG_LEVEL: "silent",
+  DELIVERY_ALLOW_PRIVATE_NETWORKS: "true",
+};
+
 /** One project with `fanOut` enabled, signed webhooks subscribed to the bench event, all at the receiver. */
 export async function createProjectWithWebhooks(
   databaseUrl: string,

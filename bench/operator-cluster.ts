@@ -11,12 +11,28 @@ import { metrics } from "../src/metrics.js";
 import { type RunningService, startService } from "../src/service.js";
 import { type FakeKubeApiServer, startFakeKubeApiServer } from "../test/support/fake-kube-apiserver.js";
 import type { BenchDatabase } from "./database.js";
+import { benchServiceEnv } from "./fixtures.js";
 
 /** Fast leader election, so the controllers start within a tick of the service. */
 export const operatorEnv = {
   LEADER_ELECTION_RETRY_PERIOD_MS: "100",
   LEADER_ELECTION_LEASE_DURATION_MS: "1000",
 };
+
+/** `count` namespace names: `<prefix>-00`, `<prefix>-01`, … */
+export function benchNamespaces(prefix: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(2, "0")}`);
+}
+
+/** The Secret a bench Webhook's secretRef points at: `hook-secret`, key `token`, in `namespace`. */
+export const signingSecretRef = { name: "hook-secret", key: "token" };
+
+export function createSigningSecret(kube: FakeKubeApiServer, namespace: string): void {
+  kube.create("secrets", {
+    metadata: { name: signingSecretRef.name, namespace },
+    stringData: { [signingSecretRef.key]: `whsec-${namespace}` },
+  });
+}
 
 export interface OperatorSystem {
   kube: FakeKubeApiServer;
@@ -64,11 +80,7 @@ export async function startOperatorSystem(
   options.prepare?.(kube);
   const config = loadConfig({
     DATABASE_URL: database.url,
-    API_KEY: "bench-admin-key-0123456789",
-    HOST: "127.0.0.1",
-    PORT: "0",
-    LOG_LEVEL: "silent",
-    DELIVERY_ALLOW_PRIVATE_NETWORKS: "true",
+    ...benchServiceEnv,
     ...operatorEnv,
     ...options.env,
   });

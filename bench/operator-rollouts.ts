@@ -16,8 +16,11 @@ import { deploymentFixture, rolloutStates } from "../test/support/deployments.js
 import type { FakeKubeApiServer, KubeObject } from "../test/support/fake-kube-apiserver.js";
 import type { BenchDatabase } from "./database.js";
 import {
+  benchNamespaces,
+  createSigningSecret,
   measureWindow,
   type ProcessWindow,
+  signingSecretRef,
   sleep,
   startOperatorSystem,
   waitFor,
@@ -115,19 +118,13 @@ export async function runRollouts(
     env?: Record<string, string>;
   },
 ): Promise<RolloutsResult> {
-  const namespaces = Array.from(
-    { length: options.namespaces },
-    (_, i) => `roll-${String(i).padStart(2, "0")}`,
-  );
+  const namespaces = benchNamespaces("roll", options.namespaces);
   const system = await startOperatorSystem(database, {
     namespaces,
     env: options.env ?? {},
     prepare: (kube) => {
       for (const namespace of namespaces) {
-        kube.create("secrets", {
-          metadata: { name: "hook-secret", namespace },
-          stringData: { token: `whsec-${namespace}` },
-        });
+        createSigningSecret(kube, namespace);
         kube.create("webhooks", {
           apiVersion: "webhook-operator.io/v1alpha1",
           kind: "Webhook",
@@ -135,7 +132,7 @@ export async function runRollouts(
           spec: {
             url: `${receiver.url}/hooks/${namespace}`,
             events: [...steps, "deployment.failed", "deployment.cancelled"],
-            secretRef: { name: "hook-secret", key: "token" },
+            secretRef: signingSecretRef,
           },
         });
       }

@@ -4,7 +4,15 @@ import { performance } from "node:perf_hooks";
 import type { WebhookResource } from "../src/operator/api/webhook-v1alpha1.js";
 import type { RecordedRequest } from "../test/support/fake-kube-apiserver.js";
 import type { BenchDatabase } from "./database.js";
-import { measureWindow, type ProcessWindow, startOperatorSystem, waitFor } from "./operator-cluster.js";
+import {
+  benchNamespaces,
+  createSigningSecret,
+  measureWindow,
+  type ProcessWindow,
+  signingSecretRef,
+  startOperatorSystem,
+  waitFor,
+} from "./operator-cluster.js";
 import { percentile } from "./stats.js";
 
 export interface WebhooksResult {
@@ -44,20 +52,14 @@ export async function runWebhooks(
   database: BenchDatabase,
   options: { resources: number; namespaces: number; timeoutMs: number; env?: Record<string, string> },
 ): Promise<WebhooksResult> {
-  const namespaces = Array.from(
-    { length: options.namespaces },
-    (_, i) => `bench-${String(i).padStart(2, "0")}`,
-  );
+  const namespaces = benchNamespaces("bench", options.namespaces);
   const system = await startOperatorSystem(database, {
     namespaces,
     env: options.env ?? {},
     // One Secret per namespace; every fourth Webhook signs with it.
     prepare: (kube) => {
       for (const namespace of namespaces) {
-        kube.create("secrets", {
-          metadata: { name: "hook-secret", namespace },
-          stringData: { token: `whsec-${namespace}` },
-        });
+        createSigningSecret(kube, namespace);
       }
     },
   });
@@ -82,7 +84,7 @@ export async function runWebhooks(
         spec: {
           url: `https://hooks.example.com/bench/${name}`,
           events: ["deployment.created", "deployment.succeeded", "deployment.failed"],
-          ...(secret ? { secretRef: { name: "hook-secret", key: "token" } } : {}),
+          ...(secret ? { secretRef: signingSecretRef } : {}),
         },
       });
       createdAt.set(key(namespace, name), performance.now());

@@ -44,6 +44,15 @@ export interface DeliveryEngine {
 
 const maxAttemptNumberRaces = 5;
 
+function retryResult(outcome: DeliveryOutcome, attemptNumber: number): RetryResult {
+  return {
+    success: outcome.success,
+    status_code: outcome.statusCode,
+    error_message: outcome.errorMessage,
+    attempt_number: attemptNumber,
+  };
+}
+
 export function createDeliveryEngine(options: {
   pool: Pool;
   databaseUrl: string;
@@ -142,12 +151,7 @@ export function createDeliveryEngine(options: {
         body: original.payload,
       });
       metrics.replays.inc({ outcome: outcome.success ? "success" : "failure" });
-      return {
-        success: outcome.success,
-        status_code: outcome.statusCode,
-        error_message: outcome.errorMessage,
-        attempt_number: row.attempt_number,
-      };
+      return retryResult(outcome, row.attempt_number);
     },
 
     async sendTestEvent(project, webhook, eventType) {
@@ -169,14 +173,7 @@ export function createDeliveryEngine(options: {
       });
       const outcome = await sendLeased(webhook, { id: row.id, eventType, body });
       metrics.testEvents.inc({ outcome: outcome.success ? "success" : "failure" });
-      return {
-        delivery_id: row.id,
-        event_id: envelope.id,
-        success: outcome.success,
-        status_code: outcome.statusCode,
-        error_message: outcome.errorMessage,
-        attempt_number: row.attempt_number,
-      };
+      return { delivery_id: row.id, event_id: envelope.id, ...retryResult(outcome, row.attempt_number) };
     },
   };
 }
