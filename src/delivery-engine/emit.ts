@@ -36,14 +36,16 @@ export async function emitEvents(
     return { envelope, body: JSON.stringify(envelope) };
   });
   const { rows } = await db.query<{ queued: number }>(
+    // The envelopes travel as one text, joined by newlines (JSON.stringify never writes a raw newline):
+    // a text[] parameter would escape every quote of the JSON and make Postgres parse it back.
     // Deliveries are numbered in the order the events were given (the ordinality), so a rollout's
     // created is queued before its ready when both are emitted together.
     `WITH given AS (
-       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[])
-                WITH ORDINALITY AS g (id, project_id, event_type, envelope, created_at, position)
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], string_to_array($4, E'\\n'))
+                WITH ORDINALITY AS g (id, project_id, event_type, envelope, position)
      ), new_events AS (
        INSERT INTO events (id, project_id, event_type, envelope, created_at)
-       SELECT id, project_id, event_type, envelope, created_at FROM given
+       SELECT id, project_id, event_type, envelope, $5 FROM given
      ), queued AS (
        INSERT INTO deliveries (webhook_id, event_id, event_type)
        SELECT w.id, g.id, g.event_type
@@ -58,8 +60,8 @@ export async function emitEvents(
       emitted.map((e) => e.envelope.id),
       emitted.map((e) => e.envelope.project_id),
       emitted.map((e) => e.envelope.event_type),
-      emitted.map((e) => e.body),
-      emitted.map(() => now),
+      emitted.map((e) => e.body).join("\n"),
+      now,
       deliveriesChannel,
     ],
   );

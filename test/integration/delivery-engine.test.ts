@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.js";
-import { emitEvent } from "../../src/delivery-engine/emit.js";
+import { emitEvent, emitEvents } from "../../src/delivery-engine/emit.js";
 import { freePort as closedPort } from "../support/ports.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -95,6 +95,36 @@ describe("emitting and delivering", () => {
       error_message: null,
       attempt_number: 1,
     });
+  });
+
+  it("stores and sends every envelope of a batch byte for byte, whatever text its payload holds", async () => {
+    const webhookId = await createWebhook({ url: `${receiver.url}/batch`, events: ["deployment.failed"] });
+    // Newlines, quotes, backslashes, braces, commas and non-ASCII: the batch travels as one text and
+    // must come apart exactly at the envelope boundaries.
+    const messages = ["line one\nline two\r\n", 'say "hi", {x}\\', "déploiement ✓ 🚀 \u2028 \t end"];
+    const { emitted, queued } = await withTransaction(service.pool, (client) =>
+      emitEvents(
+        client,
+        messages.map((error_message) => ({
+          eventType: "deployment.failed" as const,
+          projectId,
+          payload: { deployment_id: 1, error_message },
+        })),
+      ),
+    );
+    expect(queued).toBe(3);
+    const { rows } = await service.pool.query<{ envelope: string }>(
+      "SELECT envelope FROM events WHERE id = ANY ($1::uuid[]) ORDER BY array_position($1::uuid[], id)",
+      [emitted.map((e) => e.envelope.id)],
+    );
+    expect(rows.map((r) => r.envelope)).toEqual(emitted.map((e) => e.body));
+    expect(emitted.map((e) => JSON.parse(e.body).payload.error_message)).toEqual(messages);
+
+    const deliveries = await waitForDeliveries(webhookId, 3);
+    const bodies = receiver.requests.filter((r) => r.path === "/batch").map((r) => r.body);
+    expect(bodies.sort()).toEqual(emitted.map((e) => e.body).sort());
+    // Queued in the order given.
+    expect(deliveries.map((d) => d.event_id).reverse()).toEqual(emitted.map((e) => e.envelope.id));
   });
 
   it("sends unsigned when the webhook has no secret", async () => {
