@@ -12,7 +12,7 @@ import type { DeploymentEventType } from "../webhooks/event-types.js";
 import type { WebhookRow } from "../webhooks/store.js";
 import { createDeliveryAgent } from "./destination-policy.js";
 import { createEnvelope } from "./envelope.js";
-import { insertEventRecord, insertLeasedDelivery, recordOutcomes } from "./outbox.js";
+import { claimSessionSettings, insertEventRecord, insertLeasedDelivery, recordOutcomes } from "./outbox.js";
 import { createSender, type DeliveryOutcome } from "./sender.js";
 import { exampleDeploymentPayload } from "./test-event.js";
 import { DeliveryWorker, observeOutcome } from "./worker.js";
@@ -69,11 +69,7 @@ export function createDeliveryEngine(options: {
     timeoutMs: config.timeoutMs,
     responseBodyLimitBytes: config.responseBodyLimitBytes,
   });
-  // The worker's own connections. Its claim reads the head of the unfinished-rows index in id order;
-  // when a backlog builds up faster than autovacuum refreshes the statistics, the planner believes the
-  // queue is tiny and picks a bitmap scan of the whole backlog plus a sort (measured: 5 ms instead of
-  // 0.3 ms per claim at 20k queued). Without bitmap scans it walks the index and stops at the limit.
-  const workerPool = createPool(options.databaseUrl, 2, { enable_bitmapscan: "off" });
+  const workerPool = createPool(options.databaseUrl, 2, claimSessionSettings);
   const worker = new DeliveryWorker({
     pool: workerPool,
     databaseUrl: options.databaseUrl,

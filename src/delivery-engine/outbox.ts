@@ -85,19 +85,42 @@ const recordAndClaimSql = `
     JOIN events e ON e.id = c.event_id
    ORDER BY c.id`;
 
-/** Records finished outcomes and claims up to `claim.limit` due deliveries, in one statement. */
-export async function recordAndClaim(
+/**
+ * Session settings of the connections that run recordAndClaim (the engine's worker pool).
+ * - It runs as a named statement, parsed once per connection; force_custom_plan still plans each
+ *   execution with its actual values (a generic plan, blind to the limit and the arrays, was 5× slower).
+ * - Its claim reads the head of the unfinished-rows index in id order. When a backlog builds up faster
+ *   than autovacuum refreshes the statistics, the planner believes the queue is tiny and picks a bitmap
+ *   scan of the whole backlog plus a sort (measured: 5 ms instead of 0.3 ms per claim at 20k queued).
+ *   Without bitmap scans it walks the index and stops at the limit.
+ */
+export const claimSessionSettings = { enable_bitmapscan: "off", plan_cache_mode: "force_custom_plan" };
+
+/**
+ * Records finished outcomes and claims up to `claim.limit` due deliveries, in one statement. Run it on
+ * connections with claimSessionSettings.
+ */
+export function recordAndClaim(
+  db: Queryable,
+  workerId: string,
+  outcomes: RecordedOutcome[],
+  claim: ClaimRequest,
+): Promise<ClaimedDelivery[]> {
+  return runRecordAndClaim(db, workerId, outcomes, claim, "record-and-claim-deliveries");
+}
+
+async function runRecordAndClaim(
   db: Queryable,
   workerId: string,
   outcomes: RecordedOutcome[],
   claim: ClaimRequest | undefined,
+  statementName?: string,
 ): Promise<ClaimedDelivery[]> {
   const inFlight = claim?.inFlight ?? new Map<number, number>();
   const perWebhookLimit = claim?.perWebhookLimit ?? 0;
   const saturated = [...inFlight].filter(([, n]) => n >= perWebhookLimit).map(([id]) => id);
   const { rows } = await db.query<ClaimedDelivery>({
-    // Named: each pooled connection parses this once and reuses it.
-    // name: "record-and-claim-deliveries",
+    ...(statementName ? { name: statementName } : {}),
     text: recordAndClaimSql,
     values: [
       workerId,
@@ -124,7 +147,8 @@ export async function recordOutcomes(
   workerId: string,
   outcomes: RecordedOutcome[],
 ): Promise<void> {
-  if (outcomes.length > 0) await recordAndClaim(db, workerId, outcomes, undefined);
+  // Unnamed: these connections plan it afresh each time, as they should (no claimSessionSettings).
+  if (outcomes.length > 0) await runRecordAndClaim(db, workerId, outcomes, undefined);
 }
 
 /** Hands this worker's unfinished claims back to the queue (graceful shutdown). */
