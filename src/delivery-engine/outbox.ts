@@ -35,14 +35,8 @@ export interface ClaimRequest {
 //   worker took a row over, that worker's outcome is the one recorded. Each row finds its outcome by
 //   its position in the id array rather than by joining an unnest: the lease filter is estimated at
 //   ~1 row, and with that estimate the planner joins by rescanning the whole unnest per row.
-// candidates → due → claimed: queued rows, and in-flight rows whose lease expired (their worker
-//   died), oldest first. SKIP LOCKED lets every replica's workers claim concurrently without waiting
-//   on each other; the locked re-check drops rows another worker claimed meanwhile. No webhook gets
-//   more than perWebhookLimit rows in flight in this worker, so a burst for one slow or hanging
-//   receiver cannot take every slot: its surplus stays queued. The rows just recorded are not
-//   candidates (this statement's snapshot still sees them leased to this worker).
-const recordAndClaimSql = `
-  WITH recorded AS (
+const recordedCte = `
+  recorded AS (
     UPDATE deliveries d
        SET state = 'done', success = ($3::boolean[])[array_position($2::bigint[], d.id)],
            status_code = ($4::int[])[array_position($2::bigint[], d.id)],
@@ -52,11 +46,41 @@ const recordAndClaimSql = `
            locked_by = NULL, locked_until = NULL
      WHERE d.id = ANY ($2::bigint[]) AND d.locked_by = $1 AND d.state = 'in_flight'
     RETURNING d.id
-  ), candidates AS (
+  )`;
+
+// Due rows are the queued ones and in-flight ones whose lease expired (their worker died), oldest
+// first. SKIP LOCKED lets every replica's workers claim concurrently without waiting on each other.
+// The rows just recorded are not due (this statement's snapshot still sees them leased to this worker).
+const dueRows = `delivered_at IS NULL AND (state = 'queued' OR locked_until < clock_timestamp())`;
+const claimedCte = (from: string) => `
+  claimed AS (
+    UPDATE deliveries d
+       SET state = 'in_flight', locked_by = $1, locked_until = clock_timestamp() + $9 * interval '1 millisecond'
+     WHERE d.id IN (${from})
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number
+  )`;
+const claimedWithSendDetails = `
+  SELECT c.id, c.webhook_id, c.event_id, c.event_type, c.attempt_number, w.url, w.secret,
+         e.envelope AS body, e.created_at AS event_created_at
+    FROM claimed c
+    JOIN webhooks w ON w.id = c.webhook_id
+    JOIN events e ON e.id = c.event_id
+   ORDER BY c.id`;
+
+/** The claim when no webhook can reach its cap: the oldest $8 due rows. */
+const recordAndClaimSql = `
+  WITH ${recordedCte},
+  ${claimedCte(`SELECT id FROM deliveries WHERE ${dueRows} ORDER BY id LIMIT $8 FOR UPDATE SKIP LOCKED`)}
+  ${claimedWithSendDetails}`;
+
+// The claim when a webhook could reach its cap: no webhook gets more than $12 rows in flight in this
+// worker ($10/$11: its rows in flight now; $13: the webhooks already at their cap), so a burst for one
+// slow or hanging receiver cannot take every slot: its surplus stays queued. Candidates are counted per
+// webhook, then locked; the locked re-check drops rows another worker claimed meanwhile.
+const recordAndClaimCappedSql = `
+  WITH ${recordedCte}, candidates AS (
     SELECT id, webhook_id FROM deliveries
-     WHERE delivered_at IS NULL
-       AND (state = 'queued' OR locked_until < clock_timestamp())
-       AND webhook_id <> ALL ($9::bigint[])
+     WHERE ${dueRows} AND webhook_id <> ALL ($13::bigint[])
      ORDER BY id
      LIMIT $8 * 2
   ), within_limits AS (
@@ -70,24 +94,15 @@ const recordAndClaimSql = `
      LIMIT $8
   ), due AS (
     SELECT d.id FROM deliveries d JOIN within_limits USING (id)
-     WHERE d.delivered_at IS NULL AND (d.state = 'queued' OR d.locked_until < clock_timestamp())
+     WHERE ${dueRows}
        FOR UPDATE OF d SKIP LOCKED
-  ), claimed AS (
-    UPDATE deliveries d
-       SET state = 'in_flight', locked_by = $1, locked_until = clock_timestamp() + $13 * interval '1 millisecond'
-      FROM due WHERE d.id = due.id
-    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number
-  )
-  SELECT c.id, c.webhook_id, c.event_id, c.event_type, c.attempt_number, w.url, w.secret,
-         e.envelope AS body, e.created_at AS event_created_at
-    FROM claimed c
-    JOIN webhooks w ON w.id = c.webhook_id
-    JOIN events e ON e.id = c.event_id
-   ORDER BY c.id`;
+  ),
+  ${claimedCte("SELECT id FROM due")}
+  ${claimedWithSendDetails}`;
 
 /**
  * Session settings of the connections that run recordAndClaim (the engine's worker pool).
- * - It runs as a named statement, parsed once per connection; force_custom_plan still plans each
+ * - Its statements are prepared, parsed once per connection; force_custom_plan still plans each
  *   execution with its actual values (a generic plan, blind to the limit and the arrays, was 5× slower).
  * - Its claim reads the head of the unfinished-rows index in id order. When a backlog builds up faster
  *   than autovacuum refreshes the statistics, the planner believes the queue is tiny and picks a bitmap
@@ -106,7 +121,7 @@ export function recordAndClaim(
   outcomes: RecordedOutcome[],
   claim: ClaimRequest,
 ): Promise<ClaimedDelivery[]> {
-  return runRecordAndClaim(db, workerId, outcomes, claim, "record-and-claim-deliveries");
+  return runRecordAndClaim(db, workerId, outcomes, claim, true);
 }
 
 async function runRecordAndClaim(
@@ -114,29 +129,34 @@ async function runRecordAndClaim(
   workerId: string,
   outcomes: RecordedOutcome[],
   claim: ClaimRequest | undefined,
-  statementName?: string,
+  prepared: boolean,
 ): Promise<ClaimedDelivery[]> {
-  const inFlight = claim?.inFlight ?? new Map<number, number>();
-  const perWebhookLimit = claim?.perWebhookLimit ?? 0;
-  const saturated = [...inFlight].filter(([, n]) => n >= perWebhookLimit).map(([id]) => id);
+  const values: unknown[] = [
+    workerId,
+    outcomes.map((o) => o.id),
+    outcomes.map((o) => o.outcome.success),
+    outcomes.map((o) => o.outcome.statusCode),
+    outcomes.map((o) => o.outcome.responseBody),
+    outcomes.map((o) => o.outcome.errorMessage),
+    outcomes.map((o) => o.deliveredAt),
+    claim?.limit ?? 0,
+    claim?.leaseMs ?? 0,
+  ];
+  // The caps can bind only if some webhook's rows in flight plus a full claim would exceed its cap.
+  let capped = false;
+  if (claim && claim.limit > 0) {
+    const mostInFlight = Math.max(0, ...claim.inFlight.values());
+    capped = mostInFlight + claim.limit > claim.perWebhookLimit;
+  }
+  if (capped && claim) {
+    const saturated = [...claim.inFlight].filter(([, n]) => n >= claim.perWebhookLimit).map(([id]) => id);
+    values.push([...claim.inFlight.keys()], [...claim.inFlight.values()], claim.perWebhookLimit, saturated);
+  }
+  const name = capped ? "record-and-claim-capped" : "record-and-claim";
   const { rows } = await db.query<ClaimedDelivery>({
-    ...(statementName ? { name: statementName } : {}),
-    text: recordAndClaimSql,
-    values: [
-      workerId,
-      outcomes.map((o) => o.id),
-      outcomes.map((o) => o.outcome.success),
-      outcomes.map((o) => o.outcome.statusCode),
-      outcomes.map((o) => o.outcome.responseBody),
-      outcomes.map((o) => o.outcome.errorMessage),
-      outcomes.map((o) => o.deliveredAt),
-      claim?.limit ?? 0,
-      saturated,
-      [...inFlight.keys()],
-      [...inFlight.values()],
-      perWebhookLimit,
-      claim?.leaseMs ?? 0,
-    ],
+    ...(prepared ? { name } : {}),
+    text: capped ? recordAndClaimCappedSql : recordAndClaimSql,
+    values,
   });
   return rows;
 }
@@ -147,8 +167,8 @@ export async function recordOutcomes(
   workerId: string,
   outcomes: RecordedOutcome[],
 ): Promise<void> {
-  // Unnamed: these connections plan it afresh each time, as they should (no claimSessionSettings).
-  if (outcomes.length > 0) await runRecordAndClaim(db, workerId, outcomes, undefined);
+  // Not prepared: these connections lack claimSessionSettings.
+  if (outcomes.length > 0) await runRecordAndClaim(db, workerId, outcomes, undefined, false);
 }
 
 /** Hands this worker's unfinished claims back to the queue (graceful shutdown). */
