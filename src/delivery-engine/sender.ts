@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { STATUS_CODES } from "node:http";
-import { type Dispatcher, request } from "undici";
+import { type Dispatcher, errors, request } from "undici";
 import { DestinationRefusedError } from "./destination-policy.js";
 
 export interface OutboundDelivery {
@@ -89,9 +89,8 @@ export function createSender(opts: {
 
   return async function send(d) {
     const started = performance.now();
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), opts.timeoutMs);
     let statusCode = 0;
+    let timedOut = false;
     const bodyParts: string[] = [];
     const outcome = (failure: FailureKind | null, errorMessage: string | null): DeliveryOutcome => ({
       success: failure === null,
@@ -118,26 +117,39 @@ export function createSender(opts: {
       };
       if (d.secret !== null) headers["x-webhook-signature"] = signPayload(d.secret, timestamp, d.body);
 
-      // undici.request never follows redirects, so a 3xx is answered like any other non-2xx.
+      // undici.request never follows redirects, so a 3xx is answered like any other non-2xx. The
+      // timeout runs on undici's own per-request timer until the response head arrives (connecting
+      // has its own bound, the Agent's connect timeout); the body gets what is left of it.
       const response = await request(d.url, {
         method: "POST",
         body: d.body,
         headers,
         dispatcher: opts.dispatcher,
-        signal: timeout.signal,
+        headersTimeout: opts.timeoutMs,
       });
       statusCode = response.statusCode;
-      await readLimited(response, opts.responseBodyLimitBytes, bodyParts);
+      const bodyDeadline = setTimeout(
+        () => {
+          timedOut = true;
+          response.body.destroy();
+        },
+        Math.max(0, opts.timeoutMs - (performance.now() - started)),
+      );
+      try {
+        await readLimited(response, opts.responseBodyLimitBytes, bodyParts);
+      } finally {
+        clearTimeout(bodyDeadline);
+      }
       return answered();
     } catch (err) {
-      if (timeout.signal.aborted) return outcome("timeout", timeoutMessage(d.url, opts.timeoutMs));
+      if (timedOut || err instanceof errors.HeadersTimeoutError) {
+        return outcome("timeout", timeoutMessage(d.url, opts.timeoutMs));
+      }
       const refused = findRefusal(err);
       if (refused) return outcome("refused", destinationRefusedMessage(d.url, refused.reason));
       // The receiver answered with a status and then broke off its body: the status stands.
       if (statusCode !== 0) return answered();
       return outcome("connection", connectionFailedMessage(d.url));
-    } finally {
-      clearTimeout(timer);
     }
   };
 }

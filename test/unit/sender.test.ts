@@ -200,8 +200,10 @@ describe("createSender", () => {
     expect(outcome.errorMessage).toBe(
       `Request timeout after 0.3 seconds. The endpoint ${receiver.url} did not respond in time; check that the receiver responds quickly.`,
     );
+    // undici's timer for the response head ticks about every half second, so it fires within a
+    // second after the deadline.
     expect(outcome.durationMs).toBeGreaterThanOrEqual(290);
-    expect(outcome.durationMs).toBeLessThan(1_000);
+    expect(outcome.durationMs).toBeLessThan(1_800);
     expect(receiver.received).toHaveLength(1);
   });
 
