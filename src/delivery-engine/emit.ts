@@ -1,3 +1,4 @@
+import { arrayLiteral } from "../db/array-literal.js";
 import type { Queryable } from "../db/pool.js";
 import { metrics } from "../metrics.js";
 import type { DeploymentEventType } from "../webhooks/event-types.js";
@@ -57,9 +58,9 @@ export async function emitEvents(
      SELECT count(*)::int AS queued, CASE WHEN count(*) > 0 THEN pg_notify($6, '') END::text AS notified
        FROM queued`,
     [
-      emitted.map((e) => e.envelope.id),
-      emitted.map((e) => e.envelope.project_id),
-      emitted.map((e) => e.envelope.event_type),
+      arrayLiteral(emitted.map((e) => e.envelope.id)),
+      arrayLiteral(emitted.map((e) => e.envelope.project_id)),
+      arrayLiteral(emitted.map((e) => e.envelope.event_type)),
       emitted.map((e) => e.body).join("\n"),
       now,
       deliveriesChannel,

@@ -1,3 +1,4 @@
+import { arrayLiteral } from "../db/array-literal.js";
 import type { Queryable } from "../db/pool.js";
 import type { DeliveryOutcome } from "./sender.js";
 
@@ -5,13 +6,12 @@ import type { DeliveryOutcome } from "./sender.js";
 export interface ClaimedDelivery {
   id: number;
   webhook_id: number;
-  event_id: string;
   event_type: string;
-  attempt_number: number;
   url: string;
   secret: string | null;
   body: string;
-  event_created_at: Date;
+  /** When the event was recorded, in ms since the epoch. */
+  event_created_ms: number;
 }
 
 export interface RecordedOutcome {
@@ -57,11 +57,11 @@ const claimedCte = (from: string) => `
     UPDATE deliveries d
        SET state = 'in_flight', locked_by = $1, locked_until = clock_timestamp() + $9 * interval '1 millisecond'
      WHERE d.id IN (${from})
-    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_type
   )`;
 const claimedWithSendDetails = `
-  SELECT c.id, c.webhook_id, c.event_id, c.event_type, c.attempt_number, w.url, w.secret,
-         e.envelope AS body, e.created_at AS event_created_at
+  SELECT c.id, c.webhook_id, c.event_type, w.url, w.secret, e.envelope AS body,
+         EXTRACT(EPOCH FROM e.created_at)::float8 * 1000 AS event_created_ms
     FROM claimed c
     JOIN webhooks w ON w.id = c.webhook_id
     JOIN events e ON e.id = c.event_id
@@ -123,13 +123,6 @@ export function recordAndClaim(
 ): Promise<ClaimedDelivery[]> {
   return runRecordAndClaim(db, workerId, outcomes, claim, true);
 }
-
-/**
- * The array literal of numbers or booleans ("t"/"f"), none of which needs quoting: a worker turn
- * passes several such arrays, and this is a fraction of the work of node-postgres's general
- * array serializer.
- */
-const arrayLiteral = (items: Array<number | string>) => `{${items.join(",")}}`;
 
 async function runRecordAndClaim(
   db: Queryable,

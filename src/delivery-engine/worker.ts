@@ -188,7 +188,7 @@ export class DeliveryWorker {
     const perWebhook = this.inFlightPerWebhook;
     perWebhook.set(delivery.webhook_id, (perWebhook.get(delivery.webhook_id) ?? 0) + 1);
     metrics.inFlight.inc();
-    metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.event_created_at.getTime()));
+    metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.event_created_ms));
     const sending = this.options
       .send({
         url: delivery.url,
