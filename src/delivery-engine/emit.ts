@@ -47,11 +47,17 @@ export async function emitEvents(
      ), new_events AS (
        INSERT INTO events (id, project_id, event_type, envelope, created_at)
        SELECT id, project_id, event_type, envelope, $5 FROM given
+     ), subscribed AS (
+       -- Locked like a foreign key check would, once per webhook: a webhook deleted meanwhile takes
+       -- these rows along when it commits after us, or is skipped if it committed first.
+       SELECT id, project_id, events FROM webhooks
+        WHERE project_id = ANY ($2::bigint[]) AND enabled AND events && $3::text[]
+          FOR KEY SHARE
      ), queued AS (
        INSERT INTO deliveries (webhook_id, event_id, event_type)
        SELECT w.id, g.id, g.event_type
          FROM given g
-         JOIN webhooks w ON w.project_id = g.project_id AND w.enabled AND g.event_type = ANY (w.events)
+         JOIN subscribed w ON w.project_id = g.project_id AND g.event_type = ANY (w.events)
         ORDER BY g.position, w.id
        RETURNING id
      )

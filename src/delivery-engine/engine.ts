@@ -44,6 +44,10 @@ export interface DeliveryEngine {
 
 const maxAttemptNumberRaces = 5;
 
+/** The webhook was deleted between being read and its delivery being written. */
+const webhookGone = (webhook: WebhookRow) =>
+  new NotFoundError(`Webhook ${webhook.id} not found in project ${webhook.project_id}.`);
+
 function retryResult(outcome: DeliveryOutcome, attemptNumber: number): RetryResult {
   return {
     success: outcome.success,
@@ -125,7 +129,7 @@ export function createDeliveryEngine(options: {
       // attempt_number = highest for this event and webhook + 1; two concurrent retries of the same
       // event collide on the unique key and the loser takes the next number.
       let row: { id: number; attempt_number: number } | undefined;
-      for (let race = 0; !row; race++) {
+      for (let race = 0; ; race++) {
         try {
           row = await insertLeasedDelivery(
             pool,
@@ -137,10 +141,12 @@ export function createDeliveryEngine(options: {
             },
             lease,
           );
+          break;
         } catch (error) {
           if (!isUniqueViolation(error) || race >= maxAttemptNumberRaces) throw error;
         }
       }
+      if (!row) throw webhookGone(webhook);
       const outcome = await sendLeased(webhook, {
         id: row.id,
         eventType: original.event_type,
@@ -161,11 +167,14 @@ export function createDeliveryEngine(options: {
           body,
           createdAt: new Date(envelope.timestamp),
         });
-        return insertLeasedDelivery(
+        const inserted = await insertLeasedDelivery(
           client,
           { webhookId: webhook.id, eventId: envelope.id, eventType, attemptNumber: 1 },
           lease,
         );
+        // Thrown inside the transaction, so the event is not recorded either.
+        if (!inserted) throw webhookGone(webhook);
+        return inserted;
       });
       const outcome = await sendLeased(webhook, { id: row.id, eventType, body });
       metrics.testEvents.inc({ outcome: outcome.success ? "success" : "failure" });

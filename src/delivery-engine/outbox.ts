@@ -184,18 +184,23 @@ export async function releaseClaims(db: Queryable, workerId: string): Promise<nu
 /**
  * Inserts a delivery already leased to this worker, for the synchronous paths (replay, test events):
  * no queue worker picks it up, yet if this process dies mid-send the lease expires and a worker sends it.
+ * A retry (attemptNumber null) is numbered one above the highest attempt of its event and webhook;
+ * attempt 1 always exists (it is the row being retried or an earlier attempt of it), so only retries
+ * need looking at, and they are indexed. Undefined when the webhook no longer exists.
  */
 export async function insertLeasedDelivery(
   db: Queryable,
   delivery: { webhookId: number; eventId: string; eventType: string; attemptNumber: number | null },
   lease: { workerId: string; leaseMs: number },
-): Promise<{ id: number; attempt_number: number }> {
+): Promise<{ id: number; attempt_number: number } | undefined> {
   const { rows } = await db.query<{ id: number; attempt_number: number }>(
-    `INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number, state, locked_by, locked_until)
-     VALUES ($1, $2, $3,
-             COALESCE($4, (SELECT COALESCE(max(attempt_number), 0) + 1 FROM deliveries
-                            WHERE webhook_id = $1 AND event_id = $2)),
-             'in_flight', $5, clock_timestamp() + $6 * interval '1 millisecond')
+    `WITH webhook AS (SELECT id FROM webhooks WHERE id = $1 FOR KEY SHARE)
+     INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number, state, locked_by, locked_until)
+     SELECT webhook.id, $2, $3,
+            COALESCE($4, GREATEST(1, (SELECT max(attempt_number) FROM deliveries
+                                       WHERE webhook_id = $1 AND event_id = $2 AND attempt_number > 1)) + 1),
+            'in_flight', $5, clock_timestamp() + $6 * interval '1 millisecond'
+       FROM webhook
      RETURNING id, attempt_number`,
     [
       delivery.webhookId,
@@ -206,7 +211,7 @@ export async function insertLeasedDelivery(
       lease.leaseMs,
     ],
   );
-  return rows[0] as { id: number; attempt_number: number };
+  return rows[0];
 }
 
 export async function queueStats(db: Queryable): Promise<{ depth: number; oldestAgeSeconds: number }> {

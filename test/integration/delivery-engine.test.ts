@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withTransaction } from "../../src/db/pool.js";
+import { type Queryable, withTransaction } from "../../src/db/pool.js";
 import { emitEvent, emitEvents } from "../../src/delivery-engine/emit.js";
 import { freePort as closedPort } from "../support/ports.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
@@ -215,6 +215,75 @@ describe("failure outcomes (spec §7)", () => {
   });
 });
 
+describe("deleting a webhook", () => {
+  async function isolatedWebhook(slug: string, path: string) {
+    const project = await service.api("POST", "/projects", { body: { name: slug, slug } });
+    const created = await service.api("POST", `/projects/${project.body.id}/webhooks`, {
+      body: { url: `${receiver.url}${path}`, events: ["deployment.created"] },
+    });
+    expect(created.status).toBe(201);
+    return { projectId: project.body.id as number, webhookId: created.body.id as number };
+  }
+  const emitTo = (db: Queryable, project: number) =>
+    emitEvents(db, [{ eventType: "deployment.created", projectId: project, payload: { deployment_id: 1 } }]);
+  const rowsOf = async (webhookId: number) =>
+    (await service.pool.query("SELECT id FROM deliveries WHERE webhook_id = $1", [webhookId])).rowCount;
+
+  it("takes its finished and unfinished deliveries along", async () => {
+    receiver.on("/deleted-later", () => {}); // never answers: its deliveries stay in flight
+    const { projectId: project, webhookId } = await isolatedWebhook("gone", "/deleted-later");
+    await withTransaction(service.pool, (client) => emitTo(client, project));
+    await withTransaction(service.pool, (client) => emitTo(client, project));
+    await service.pool.query(
+      "UPDATE deliveries SET state = 'done', delivered_at = now(), success = false, status_code = 0, locked_by = NULL, locked_until = NULL WHERE id = (SELECT min(id) FROM deliveries WHERE webhook_id = $1)",
+      [webhookId],
+    );
+    expect(await rowsOf(webhookId)).toBe(2);
+    const removed = await service.api("DELETE", `/projects/${project}/webhooks/${webhookId}`);
+    expect(removed.status).toBe(204);
+    expect(await rowsOf(webhookId)).toBe(0);
+  });
+
+  it("waits for an uncommitted emit and removes what it queued", async () => {
+    const { projectId: project, webhookId } = await isolatedWebhook("racing-emit", "/racing-emit");
+    const emitter = await service.pool.connect();
+    try {
+      await emitter.query("BEGIN");
+      expect((await emitTo(emitter, project)).queued).toBe(1);
+      let deleted = false;
+      const deleting = service
+        .api("DELETE", `/projects/${project}/webhooks/${webhookId}`)
+        .then((response) => {
+          deleted = true;
+          return response;
+        });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(deleted).toBe(false); // blocked on the emit's lock of the webhook row
+      await emitter.query("COMMIT");
+      expect((await deleting).status).toBe(204);
+    } finally {
+      emitter.release();
+    }
+    expect(await rowsOf(webhookId)).toBe(0);
+  });
+
+  it("queues nothing for a webhook whose deletion commits while an emit waits for it", async () => {
+    const { projectId: project, webhookId } = await isolatedWebhook("racing-delete", "/racing-delete");
+    const deleter = await service.pool.connect();
+    try {
+      await deleter.query("BEGIN");
+      await deleter.query("DELETE FROM webhooks WHERE id = $1", [webhookId]);
+      const emitting = withTransaction(service.pool, (client) => emitTo(client, project));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await deleter.query("COMMIT");
+      expect((await emitting).queued).toBe(0);
+    } finally {
+      deleter.release();
+    }
+    expect(await rowsOf(webhookId)).toBe(0);
+  });
+});
+
 describe("replay (endpoint 9)", () => {
   it("re-sends a failed delivery as a new record with the same event id and a higher attempt number", async () => {
     let answer = 503;
@@ -248,6 +317,11 @@ describe("replay (endpoint 9)", () => {
       `/projects/${projectId}/webhooks/${webhookId}/deliveries/${newest?.id}/retry`,
     );
     expect(ofSuccess.body).toMatchObject({ success: true, attempt_number: 4 });
+
+    // Concurrent retries of one event collide on the retry index; each gets its own number.
+    const concurrent = await Promise.all([1, 2, 3].map(() => service.api("POST", retryPath)));
+    expect(concurrent.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(concurrent.map((r) => r.body.attempt_number).sort()).toEqual([5, 6, 7]);
   });
 
   it("reports a failing retry with its message, answers 409 on a disabled webhook and 404 for unknown ids", async () => {
