@@ -103,7 +103,7 @@ export function createDeliveryEngine(options: {
         secret: webhook.secret,
       });
       observeOutcome({ webhook_id: webhook.id, event_type: delivery.eventType }, outcome);
-      await recordOutcomes(pool, workerId, [{ id: delivery.id, outcome, deliveredAt: new Date() }]);
+      await recordOutcomes(pool, workerId, [{ id: delivery.id, outcome, deliveredAtMs: Date.now() }]);
       return outcome;
     } finally {
       metrics.inFlight.dec();

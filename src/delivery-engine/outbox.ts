@@ -17,7 +17,8 @@ export interface ClaimedDelivery {
 export interface RecordedOutcome {
   id: number;
   outcome: DeliveryOutcome;
-  deliveredAt: Date;
+  /** When the outcome was known, in ms since the epoch. */
+  deliveredAtMs: number;
 }
 
 export interface ClaimRequest {
@@ -138,7 +139,7 @@ async function runRecordAndClaim(
     arrayLiteral(outcomes.map((o) => o.outcome.statusCode)),
     outcomes.map((o) => o.outcome.responseBody),
     outcomes.map((o) => o.outcome.errorMessage),
-    arrayLiteral(outcomes.map((o) => o.deliveredAt.getTime())),
+    arrayLiteral(outcomes.map((o) => o.deliveredAtMs)),
     claim?.limit ?? 0,
     claim?.leaseMs ?? 0,
   ];

@@ -199,7 +199,7 @@ export class DeliveryWorker {
       })
       .then((outcome) => {
         observeOutcome(delivery, outcome);
-        this.pendingOutcomes.push({ id: delivery.id, outcome, deliveredAt: new Date() });
+        this.pendingOutcomes.push({ id: delivery.id, outcome, deliveredAtMs: Date.now() });
       })
       .finally(() => {
         this.inFlight.delete(delivery.id);
