@@ -123,9 +123,12 @@ export class DeliveryWorker {
       this.turnAgain = true;
       return;
     }
-    this.turning = this.turnLoop().finally(() => {
-      this.turning = undefined;
-    });
+    // Started after the I/O callbacks of this loop iteration: sends that finish together share a turn.
+    this.turning = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.turnLoop())
+      .finally(() => {
+        this.turning = undefined;
+      });
   }
 
   private async turnLoop(): Promise<void> {
