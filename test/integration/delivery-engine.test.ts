@@ -471,6 +471,48 @@ describe("leases and workers", () => {
       await slow.close();
     }
   });
+  it("keeps refilling the one free slot at once while every other slot hangs", async () => {
+    // 15 of 16 slots hang: the worker gathers finished sends for a turn only briefly, never until
+    // the hanging ones end.
+    const busy = await startTestService({
+      DELIVERY_CONCURRENCY: "16",
+      DELIVERY_PER_WEBHOOK_CONCURRENCY: "15",
+      DELIVERY_TIMEOUT_MS: "4000",
+    });
+    try {
+      const project = (await busy.api("POST", "/projects", { body: { name: "Q", slug: "q" } })).body.id;
+      receiver.on("/hangs", () => {});
+      const make = async (path: string, events: string[]) =>
+        (
+          await busy.api("POST", `/projects/${project}/webhooks`, {
+            body: { url: `${receiver.url}${path}`, events },
+          })
+        ).body.id as number;
+      const hanging = await make("/hangs", ["deployment.created"]);
+      const healthy = await make("/one-slot", ["deployment.succeeded"]);
+      const count = (webhookId: number, where: string) =>
+        busy.pool
+          .query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND ${where}`, [webhookId])
+          .then(({ rows }) => rows[0].n as number);
+      await withTransaction(busy.pool, async (client) => {
+        for (let i = 0; i < 15; i++)
+          await emitEvent(client, { eventType: "deployment.created", projectId: project, payload: {} });
+      });
+      await eventually(async () => ((await count(hanging, "state = 'in_flight'")) === 15 ? true : undefined));
+
+      const started = Date.now();
+      for (let i = 1; i <= 20; i++) {
+        await withTransaction(busy.pool, (client) =>
+          emitEvent(client, { eventType: "deployment.succeeded", projectId: project, payload: {} }),
+        );
+        await eventually(async () => ((await count(healthy, "success")) === i ? true : undefined), 2_000);
+      }
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(await count(hanging, "state = 'in_flight'")).toBe(15);
+    } finally {
+      await busy.close();
+    }
+  });
 });
 
 describe("metrics", () => {
