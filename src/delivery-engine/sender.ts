@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { STATUS_CODES } from "node:http";
-import { type Dispatcher, errors, request } from "undici";
+import { type Dispatcher, errors } from "undici";
 import { DestinationRefusedError } from "./destination-policy.js";
 
 export interface OutboundDelivery {
@@ -79,6 +79,22 @@ async function readLimited(response: Dispatcher.ResponseData, limitBytes: number
   }
 }
 
+/**
+ * A webhook URL as undici's dispatcher takes it, parsed once per distinct URL (undici.request(url)
+ * parses the string again for every request). Webhook URLs are few and reused; the cache is bounded.
+ */
+const targets = new Map<string, { origin: string; path: string }>();
+function targetOf(url: string): { origin: string; path: string } {
+  let target = targets.get(url);
+  if (!target) {
+    const parsed = new URL(url);
+    target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+    if (targets.size >= 10_000) targets.clear();
+    targets.set(url, target);
+  }
+  return target;
+}
+
 export function createSender(opts: {
   dispatcher: Dispatcher;
   timeoutMs: number;
@@ -120,11 +136,11 @@ export function createSender(opts: {
       // undici.request never follows redirects, so a 3xx is answered like any other non-2xx. The
       // timeout runs on undici's own per-request timer until the response head arrives (connecting
       // has its own bound, the Agent's connect timeout); the body gets what is left of it.
-      const response = await request(d.url, {
+      const response = await opts.dispatcher.request({
+        ...targetOf(d.url),
         method: "POST",
         body: d.body,
         headers,
-        dispatcher: opts.dispatcher,
         headersTimeout: opts.timeoutMs,
       });
       statusCode = response.statusCode;

@@ -217,30 +217,33 @@ export class DeliveryWorker {
   }
 
   private startSend(delivery: ClaimedDelivery): void {
-    const perWebhook = this.inFlightPerWebhook;
-    perWebhook.set(delivery.webhook_id, (perWebhook.get(delivery.webhook_id) ?? 0) + 1);
+    this.inFlightPerWebhook.set(
+      delivery.webhook_id,
+      (this.inFlightPerWebhook.get(delivery.webhook_id) ?? 0) + 1,
+    );
     metrics.inFlight.inc();
     metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.event_created_ms));
-    const sending = this.options
-      .send({
+    this.inFlight.set(delivery.id, this.send(delivery));
+  }
+
+  private async send(delivery: ClaimedDelivery): Promise<void> {
+    try {
+      const outcome = await this.options.send({
         url: delivery.url,
         body: delivery.body,
         eventType: delivery.event_type,
         deliveryId: delivery.id,
         secret: delivery.secret,
-      })
-      .then((outcome) => {
-        observeOutcome(delivery, outcome);
-        this.pendingOutcomes.push({ id: delivery.id, outcome, deliveredAtMs: Date.now() });
-      })
-      .finally(() => {
-        this.inFlight.delete(delivery.id);
-        const left = (perWebhook.get(delivery.webhook_id) ?? 1) - 1;
-        if (left === 0) perWebhook.delete(delivery.webhook_id);
-        else perWebhook.set(delivery.webhook_id, left);
-        metrics.inFlight.dec();
-        this.kick();
       });
-    this.inFlight.set(delivery.id, sending);
+      observeOutcome(delivery, outcome);
+      this.pendingOutcomes.push({ id: delivery.id, outcome, deliveredAtMs: Date.now() });
+    } finally {
+      this.inFlight.delete(delivery.id);
+      const left = (this.inFlightPerWebhook.get(delivery.webhook_id) ?? 1) - 1;
+      if (left === 0) this.inFlightPerWebhook.delete(delivery.webhook_id);
+      else this.inFlightPerWebhook.set(delivery.webhook_id, left);
+      metrics.inFlight.dec();
+      this.kick();
+    }
   }
 }
