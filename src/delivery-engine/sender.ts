@@ -133,7 +133,7 @@ export function createSender(opts: {
       };
       if (d.secret !== null) headers["x-webhook-signature"] = signPayload(d.secret, timestamp, d.body);
 
-      // undici.request never follows redirects, so a 3xx is answered like any other non-2xx. The
+      // The dispatcher never follows redirects, so a 3xx is answered like any other non-2xx. The
       // timeout runs on undici's own per-request timer until the response head arrives (connecting
       // has its own bound, the Agent's connect timeout); the body gets what is left of it.
       const response = await opts.dispatcher.request({

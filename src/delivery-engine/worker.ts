@@ -123,7 +123,9 @@ export class DeliveryWorker {
 
   private kick(): void {
     if (this.turning) this.turnAgain = true;
-    else this.startTurn(false);
+    // While a gathering wait runs, only an end to the reason for it starts the turn early: more kicks
+    // (sends finishing, NOTIFYs) must not stretch the wait.
+    else if (!this.gatherTimer || !this.worthGathering()) this.startTurn(false);
   }
 
   /**
