@@ -4,11 +4,12 @@
 // Env: BENCH_SCALE (default 1: 20k deliveries per throughput scenario, 10 s paced), BENCH_ROUNDS (3),
 // BENCH_DATABASE_URL (else an embedded Postgres), BENCH_CONCURRENCY (128), BENCH_POOL_SIZE (10),
 // BENCH_BOSS_BATCH (16). Exits 0 whether or not the targets are met; non-zero when something crashed.
-import { cpus, loadavg } from "node:os";
+import { cpus } from "node:os";
 import { type BaselineSettings, startBaselineSystem } from "./baseline-system.js";
 import { type BenchDatabase, type BenchServer, startBenchServer } from "./database.js";
 import { type DeliverySystem, runPaced, runThroughput } from "./driver.js";
 import { type EngineSettings, startEngineSystem } from "./engine-system.js";
+import { formatLoad, runBench } from "./entry.js";
 import { runLimit } from "./limit.js";
 import { type ReceiverProcess, startReceiverProcess } from "./receiver-process.js";
 import { printProgress, printSummary, ScenarioRuns } from "./report.js";
@@ -95,11 +96,6 @@ function throughputScenarios(server: BenchServer, receiver: ReceiverProcess) {
   };
 }
 
-const formatLoad = () =>
-  loadavg()
-    .map((load) => load.toFixed(2))
-    .join(" ");
-
 async function main(): Promise<void> {
   const server = await startBenchServer();
   const receiver = await startReceiverProcess();
@@ -139,10 +135,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -10,8 +10,9 @@
 // up), BENCH_OPERATOR_ONLY (webhooks|rollouts: one scenario), BENCH_OPERATOR_ENV (extra service settings, e.g. "DATABASE_POOL_SIZE=20 NAMESPACE_SELECTOR=x"),
 // BENCH_DATABASE_URL (else an embedded Postgres). Exits 0 whether or not the numbers are good; non-zero when
 // something crashed.
-import { cpus, loadavg } from "node:os";
+import { cpus } from "node:os";
 import { type BenchServer, startBenchServer } from "./database.js";
+import { formatLoad, runBench } from "./entry.js";
 import { describeWindow, formatRows } from "./operator-cluster.js";
 import { type LagStats, type RolloutsResult, runRollouts } from "./operator-rollouts.js";
 import { runWebhooks, type WebhooksResult } from "./operator-webhooks.js";
@@ -43,10 +44,6 @@ if (!["", "webhooks", "rollouts"].includes(only))
 const timeoutMs = 120_000;
 
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
-const formatLoad = () =>
-  loadavg()
-    .map((load) => load.toFixed(2))
-    .join(" ");
 
 function printWebhooks(result: WebhooksResult): void {
   console.log(
@@ -179,10 +176,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBench(main);

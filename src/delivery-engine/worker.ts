@@ -61,8 +61,12 @@ export class DeliveryWorker {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private gatherTimer: NodeJS.Timeout | undefined;
+  /** Fewer free slots and finished sends than this make a turn worth delaying (worthGathering). */
+  private readonly gatherBelow: number;
 
-  constructor(private readonly options: WorkerOptions) {}
+  constructor(private readonly options: WorkerOptions) {
+    this.gatherBelow = Math.ceil(options.concurrency / 8);
+  }
 
   async start(): Promise<void> {
     await this.listen().catch((error: unknown) => {
@@ -152,9 +156,8 @@ export class DeliveryWorker {
   }
 
   private worthGathering(): boolean {
-    const floor = Math.ceil(this.options.concurrency / 8);
     const free = this.options.concurrency - this.inFlight.size;
-    return !this.stopped && free < floor && this.pendingOutcomes.length < floor;
+    return !this.stopped && free < this.gatherBelow && this.pendingOutcomes.length < this.gatherBelow;
   }
 
   private async turnLoop(gathered: boolean): Promise<void> {
