@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Queryable, withTransaction } from "../../src/db/pool.js";
 import { emitEvent, emitEvents } from "../../src/delivery-engine/emit.js";
+import { insertLeasedDelivery } from "../../src/delivery-engine/outbox.js";
 import { freePort as closedPort } from "../support/ports.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -241,6 +242,21 @@ describe("deleting a webhook", () => {
     expect(await rowsOf(webhookId)).toBe(2);
     const removed = await service.api("DELETE", `/projects/${project}/webhooks/${webhookId}`);
     expect(removed.status).toBe(204);
+    expect(await rowsOf(webhookId)).toBe(0);
+
+    // A retry or test event that read the webhook before the delete writes nothing (the API then
+    // answers 404): the leased insert finds no webhook row to lock.
+    const late = await insertLeasedDelivery(
+      service.pool,
+      {
+        webhookId,
+        eventId: "0b6e1f7c-2f1a-4c55-9d1e-6f3a2b1c0d9e",
+        eventType: "deployment.created",
+        attemptNumber: null,
+      },
+      { workerId: "test", leaseMs: 1_000 },
+    );
+    expect(late).toBeUndefined();
     expect(await rowsOf(webhookId)).toBe(0);
   });
 
