@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Usage: scripts/cluster/start.sh DIR [component …]
+# Starts a real Kubernetes control plane on loopback with its state in DIR (made if missing) and
+# prints DIR/kubeconfig, an admin kubeconfig. Components: etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kwok (one simulated node, `kwok-node-0`: pods scheduled there become Running/Ready
+# without any container runtime). Naming components (re)starts only those with the ports, certificates
+# and data already in DIR, e.g. `start.sh DIR kube-apiserver` after `stop.sh DIR kube-apiserver`.
+#
+# Everything listens on 127.0.0.1 at ports chosen free on first start (saved in DIR/ports.env). RBAC
+# is on (--authorization-mode=Node,RBAC), ServiceAccount tokens are real, and the controller-manager
+# runs every default controller. Binaries come from scripts/cluster/build.sh (or $CLUSTER_BIN).
+# scripts/cluster/stop.sh DIR stops what this started, and nothing else.
+set -euo pipefail
+
+dir="${1:?usage: $0 DIR [component …]}"
+shift
+mkdir -p "$dir"
+dir="$(cd "$dir" && pwd)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bin="${CLUSTER_BIN:-$("$here/build.sh")}"
+kubectl="$("$here/../fetch-k8s-tool.sh" kubectl)"
+all=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+components=("$@")
+[[ ${#components[@]} -gt 0 ]] || components=("${all[@]}")
+mkdir -p "$dir/pki" "$dir/logs" "$dir/pids"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+if [[ ! -f "$dir/ports.env" ]]; then
+  {
+    echo "ETCD_PORT=$(free_port)"; echo "ETCD_PEER_PORT=$(free_port)"; echo "APISERVER_PORT=$(free_port)"
+    echo "CONTROLLER_MANAGER_PORT=$(free_port)"; echo "SCHEDULER_PORT=$(free_port)"; echo "KWOK_PORT=$(free_port)"
+  } > "$dir/ports.env"
+fi
+# shellcheck source=/dev/null
+source "$dir/ports.env"
+
+# The `kubernetes` Service's endpoint must be a non-loopback address (the apiserver refuses to
+# advertise 127.0.0.1); nothing connects to it here: every client uses the loopback URL.
+advertise="$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')"
+[[ -n "$advertise" ]] || advertise="$(hostname -I 2>/dev/null | awk '{print $1}')"
+[[ -n "$advertise" ]] || { echo "no non-loopback IPv4 address to advertise for the kubernetes Service" >&2; exit 1; }
+
+pki="$dir/pki"
+certificates() {
+  [[ -f "$pki/done" ]] && return
+  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  openssl req -x509 "${ec[@]}" -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 3650 -subj "/CN=webhook-operator-test-ca" 2>/dev/null
+  openssl ecparam -name prime256v1 -genkey -noout -out "$pki/sa.key"
+  openssl ec -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+  sign() { # name subject extensions
+    openssl req -new "${ec[@]}" -keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>/dev/null
+    openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+      -out "$pki/$1.crt" -days 3650 -extfile <(printf '%s\n' "$3") 2>/dev/null
+  }
+  sign apiserver "/CN=kube-apiserver" "extendedKeyUsage=serverAuth
+subjectAltName=IP:127.0.0.1,IP:$advertise,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  sign admin "/O=system:masters/CN=admin" "extendedKeyUsage=clientAuth"
+  sign controller-manager "/CN=system:kube-controller-manager" "extendedKeyUsage=clientAuth"
+  sign scheduler "/CN=system:kube-scheduler" "extendedKeyUsage=clientAuth"
+  touch "$pki/done"
+}
+
+kubeconfig() { # name client-cert-name
+  cat > "$dir/$1" <<YAML
+apiVersion: v1
+kind: Config
+clusters:
+- name: webhook-operator-test
+  cluster: {server: "https://127.0.0.1:$APISERVER_PORT", certificate-authority: "$pki/ca.crt"}
+users:
+- name: $2
+  user: {client-certificate: "$pki/$2.crt", client-key: "$pki/$2.key"}
+contexts:
+- name: webhook-operator-test
+  context: {cluster: webhook-operator-test, user: $2, namespace: default}
+current-context: webhook-operator-test
+YAML
+}
+
+running() { [[ -f "$dir/pids/$1" ]] && kill -0 "$(cat "$dir/pids/$1")" 2>/dev/null; }
+launch() { # name command…
+  local name="$1"; shift
+  if running "$name"; then return; fi
+  # setsid: a component is its own process group, so stop.sh ends exactly it (and a Ctrl-C in the
+  # shell that started the cluster does not).
+  setsid "$@" >>"$dir/logs/$name.log" 2>&1 < /dev/null &
+  echo $! > "$dir/pids/$name"
+}
+wait_for() { # what command… (up to 60 s)
+  local what="$1"; shift
+  for _ in $(seq 1 240); do "$@" >/dev/null 2>&1 && return 0; sleep 0.25; done
+  echo "$what did not come up within 60 s; its log is in $dir/logs/" >&2
+  return 1
+}
+admin_curl() { curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:$APISERVER_PORT$1"; }
+
+certificates
+kubeconfig kubeconfig admin
+kubeconfig controller-manager.kubeconfig controller-manager
+kubeconfig scheduler.kubeconfig scheduler
+
+for component in "${components[@]}"; do
+  case "$component" in
+    etcd)
+      launch etcd "$bin/etcd" --name default --data-dir "$dir/etcd" \
+        --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+        --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+        --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "" \
+        --quota-backend-bytes 2147483648 --log-level warn
+      wait_for etcd curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
+      ;;
+    kube-apiserver)
+      launch kube-apiserver "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+        --bind-address 127.0.0.1 --secure-port "$APISERVER_PORT" --advertise-address "$advertise" \
+        --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
+        --service-account-issuer https://kubernetes.default.svc.cluster.local \
+        --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+        --authorization-mode Node,RBAC --service-cluster-ip-range 10.96.0.0/16 --allow-privileged=true \
+        --profiling=false --cert-dir "$pki/apiserver-generated" --v 1
+      wait_for kube-apiserver admin_curl /readyz
+      ;;
+    kube-controller-manager)
+      launch kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$dir/controller-manager.kubeconfig" \
+        --bind-address 127.0.0.1 --secure-port "$CONTROLLER_MANAGER_PORT" --leader-elect=false \
+        --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+        --use-service-account-credentials=true --cluster-signing-cert-file "$pki/ca.crt" \
+        --cluster-signing-key-file "$pki/ca.key" --cert-dir "$pki/controller-manager-generated" --v 1
+      ;;
+    kube-scheduler)
+      launch kube-scheduler "$bin/kube-scheduler" --kubeconfig "$dir/scheduler.kubeconfig" \
+        --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --leader-elect=false \
+        --cert-dir "$pki/scheduler-generated" --v 1
+      ;;
+    kwok)
+      launch kwok "$bin/kwok" --kubeconfig "$dir/kubeconfig" --manage-all-nodes=false \
+        --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+        --server-address "127.0.0.1:$KWOK_PORT" --cidr 10.244.0.0/24 --node-ip 10.244.0.1
+      "$kubectl" --kubeconfig "$dir/kubeconfig" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-0
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: kwok-node-0, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
+  capacity: {cpu: "32", memory: 256Gi, pods: "110"}
+YAML
+      wait_for "the kwok node" sh -c "'$kubectl' --kubeconfig '$dir/kubeconfig' get node kwok-node-0 -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
+      ;;
+    *) echo "unknown component $component (one of: ${all[*]})" >&2; exit 2 ;;
+  esac
+done
+
+# Pods need their namespace's `default` ServiceAccount, made by the controller-manager.
+if [[ " ${components[*]} " == *" kube-controller-manager "* ]]; then
+  wait_for "the controller-manager (default ServiceAccount)" "$kubectl" --kubeconfig "$dir/kubeconfig" -n default get serviceaccount default
+fi
+echo "$dir/kubeconfig"

@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Cluster,
+  createNamespaces,
+  deleteNamespaces,
+  uniqueName,
+  useCluster,
+} from "../support/cluster.js";
+import { eventually } from "../support/receiver.js";
+import { startTestService, type TestService } from "../support/service.js";
+import {
+  clusterPatience,
+  createWebhook,
+  eventsOf,
+  getWebhook,
+  patchWebhook,
+  readyOf,
+  waitForReady,
+} from "../support/webhook-resources.js";
+
+// The Webhook controller against the real API server: the CRD's schema and CEL rules, finalizers, the
+// status subresource, Secrets and Events are Kubernetes' own.
+
+let cluster: Cluster;
+let service: TestService;
+const label = uniqueName("webhooks");
+const namespace = uniqueName("team-a");
+
+beforeAll(async () => {
+  cluster = useCluster();
+  await createNamespaces(cluster, label, namespace);
+  await cluster.core.patchNamespace({
+    name: namespace,
+    body: [
+      { op: "add", path: "/metadata/annotations", value: { "webhook-operator.io/project-name": "Team A" } },
+    ],
+  });
+  service = await startTestService(
+    {
+      NAMESPACE_SELECTOR: `webhook-operator.io/test=${label}`,
+      LEADER_ELECTION_LEASE_NAME: label,
+      LEADER_ELECTION_RETRY_PERIOD_MS: "100",
+      LEADER_ELECTION_LEASE_DURATION_MS: "1000",
+    },
+    { kubeConfig: cluster.kubeConfig() },
+  );
+});
+afterAll(async () => {
+  await service?.close();
+  await deleteNamespaces(cluster, label);
+});
+
+describe("Webhook resources on a real cluster", () => {
+  it("are reconciled into the service: Ready, ids in status, finalizer, and API writes refused", async () => {
+    await cluster.core.createNamespacedSecret({
+      namespace,
+      body: { metadata: { name: "hook-secret" }, stringData: { token: "s3cret-from-k8s" } },
+    });
+    await createWebhook(cluster, namespace, "deploys", {
+      url: "https://hooks.example.com/deploys",
+      events: ["deployment.succeeded", "deployment.failed"],
+      secretRef: { name: "hook-secret", key: "token" },
+    });
+    const resource = await waitForReady(cluster, namespace, "deploys", "True");
+    expect(resource.metadata.finalizers).toContain("webhook-operator.io/finalizer");
+    expect(resource.status).toMatchObject({ hasSecret: true, observedGeneration: 1 });
+    const { webhookId, projectId } = resource.status ?? {};
+
+    const row = await service.pool.query("SELECT * FROM webhooks WHERE id = $1", [webhookId]);
+    expect(row.rows[0]).toMatchObject({
+      project_id: projectId,
+      url: "https://hooks.example.com/deploys",
+      events: ["deployment.succeeded", "deployment.failed"],
+      enabled: true,
+      owner: `${namespace}/deploys`,
+    });
+    const project = await service.pool.query("SELECT name, slug FROM projects WHERE id = $1", [projectId]);
+    expect(project.rows[0]).toEqual({ name: "Team A", slug: namespace });
+
+    const put = await service.api("PUT", `/projects/${projectId}/webhooks/${webhookId}`, {
+      body: { enabled: false },
+    });
+    expect(put.status).toBe(409);
+    expect(put.body.error.message).toContain(`${namespace}/deploys`);
+
+    const events = await eventually(async () => {
+      const all = await eventsOf(cluster, namespace, "deploys");
+      return all.some((e) => e.reason === "Reconciled" && e.type === "Normal") ? all : undefined;
+    }, clusterPatience);
+    expect(events.length).toBeGreaterThan(0);
+  });
+
+  it("are refused by the CRD's schema and CEL rules when invalid, before the operator sees them", async () => {
+    const invalid: [string, Record<string, unknown>][] = [
+      ["unknown event", { url: "https://hooks.example.com/x", events: ["deployment.exploded"] }],
+      ["non-http url", { url: "ftp://hooks.example.com/x", events: ["deployment.created"] }],
+      ["no events", { url: "https://hooks.example.com/x", events: [] }],
+      [
+        "secretRef without key",
+        { url: "https://hooks.example.com/x", events: ["deployment.created"], secretRef: { name: "s" } },
+      ],
+    ];
+    for (const [what, spec] of invalid) {
+      const error = await createWebhook(cluster, namespace, "invalid", spec).then(
+        () => undefined,
+        (e: { code?: number; body?: string }) => e,
+      );
+      expect(error?.code, what).toBe(422);
+    }
+    expect(await getWebhook(cluster, namespace, "invalid")).toBeUndefined();
+  });
+
+  it("follow spec changes and Secret changes", async () => {
+    const before = await waitForReady(cluster, namespace, "deploys", "True");
+    await patchWebhook(cluster, namespace, "deploys", {
+      spec: { events: ["deployment.created"], enabled: false },
+    });
+    await waitForReady(cluster, namespace, "deploys", "True", 2);
+    const row = await service.pool.query("SELECT events, enabled FROM webhooks WHERE id = $1", [
+      before.status?.webhookId,
+    ]);
+    expect(row.rows[0]).toEqual({ events: ["deployment.created"], enabled: false });
+
+    const secretBefore = await service.pool.query("SELECT secret FROM webhooks WHERE id = $1", [
+      before.status?.webhookId,
+    ]);
+    await cluster.core.patchNamespacedSecret({
+      namespace,
+      name: "hook-secret",
+      body: [{ op: "replace", path: "/data/token", value: Buffer.from("rotated").toString("base64") }],
+    });
+    await eventually(async () => {
+      const { rows } = await service.pool.query("SELECT secret FROM webhooks WHERE id = $1", [
+        before.status?.webhookId,
+      ]);
+      return rows[0].secret !== secretBefore.rows[0].secret ? true : undefined;
+    }, clusterPatience);
+  });
+
+  it("report a missing Secret or key as Ready=False with a reason and a Warning Event, then recover", async () => {
+    await createWebhook(cluster, namespace, "needs-secret", {
+      url: "https://hooks.example.com/x",
+      events: ["deployment.created"],
+      secretRef: { name: "later", key: "k" },
+    });
+    const missing = await waitForReady(cluster, namespace, "needs-secret", "False");
+    expect(readyOf(missing)).toMatchObject({
+      reason: "SecretNotFound",
+      message: `Secret ${namespace}/later does not exist.`,
+    });
+    await cluster.core.createNamespacedSecret({
+      namespace,
+      body: { metadata: { name: "later" }, stringData: { other: "x" } },
+    });
+    const noKey = await eventually(async () => {
+      const ready = readyOf(await getWebhook(cluster, namespace, "needs-secret"));
+      return ready?.reason === "SecretKeyNotFound" ? ready : undefined;
+    }, clusterPatience);
+    expect(noKey.message).toBe(`Secret ${namespace}/later has no key 'k'.`);
+    const warnings = await eventually(async () => {
+      const reasons = (await eventsOf(cluster, namespace, "needs-secret"))
+        .filter((e) => e.type === "Warning")
+        .map((e) => e.reason);
+      return reasons.includes("SecretKeyNotFound") ? reasons : undefined;
+    }, clusterPatience);
+    expect(warnings).toEqual(expect.arrayContaining(["SecretNotFound", "SecretKeyNotFound"]));
+
+    await cluster.core.patchNamespacedSecret({
+      namespace,
+      name: "later",
+      body: [{ op: "add", path: "/data/k", value: Buffer.from("value").toString("base64") }],
+    });
+    await waitForReady(cluster, namespace, "needs-secret", "True");
+  });
+
+  it("do not loop: a Ready resource is not written again while nothing changes", async () => {
+    await waitForReady(cluster, namespace, "deploys", "True", 2);
+    await service.operator?.idle();
+    const before = (await getWebhook(cluster, namespace, "deploys"))?.metadata.resourceVersion;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await service.operator?.idle();
+    expect((await getWebhook(cluster, namespace, "deploys"))?.metadata.resourceVersion).toBe(before);
+  });
+
+  it("delete the service's webhook through the finalizer when the resource is deleted", async () => {
+    const resource = await waitForReady(cluster, namespace, "deploys", "True", 2);
+    await cluster.customObjects.deleteNamespacedCustomObject({
+      group: "webhook-operator.io",
+      version: "v1alpha1",
+      plural: "webhooks",
+      namespace,
+      name: "deploys",
+    });
+    await eventually(
+      async () => ((await getWebhook(cluster, namespace, "deploys")) === undefined ? true : undefined),
+      clusterPatience,
+    );
+    const { rows } = await service.pool.query("SELECT count(*)::int AS n FROM webhooks WHERE id = $1", [
+      resource.status?.webhookId,
+    ]);
+    expect(rows[0].n).toBe(0);
+  });
+});
