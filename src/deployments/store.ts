@@ -78,34 +78,42 @@ export async function insertDeployment(db: Queryable, deployment: NewDeployment)
   return rows[0] as DeploymentRow;
 }
 
-/** The rollout (source_uid, revision), created pending when first seen, locked for this transaction. */
+/**
+ * The rollout (source_uid, revision), created pending when first seen, locked for this transaction.
+ * Looked up before inserting: `INSERT … ON CONFLICT DO NOTHING` would draw an identity value on every
+ * status change of the Deployment, and deployment ids are shown to users.
+ */
 export async function lockRollout(
   db: Queryable,
   rollout: NewDeployment & { sourceUid: string; revision: string },
 ): Promise<{ row: DeploymentRow; inserted: boolean }> {
-  const inserted = await db.query<DeploymentRow>(
-    `INSERT INTO deployments
-       (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status, started_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', clock_timestamp())
-     ON CONFLICT (source_uid, revision) DO NOTHING
-     RETURNING ${columns}`,
-    [
-      rollout.projectId,
-      rollout.sourceUid,
-      rollout.revision,
-      rollout.name,
-      rollout.environment,
-      rollout.branch ?? null,
-      rollout.commitSha ?? null,
-      rollout.commitMessage ?? null,
-    ],
-  );
-  if (inserted.rows[0]) return { row: inserted.rows[0], inserted: true };
-  const { rows } = await db.query<DeploymentRow>(
-    `SELECT ${columns} FROM deployments WHERE source_uid = $1 AND revision = $2 FOR UPDATE`,
-    [rollout.sourceUid, rollout.revision],
-  );
-  return { row: rows[0] as DeploymentRow, inserted: false };
+  for (;;) {
+    const found = await db.query<DeploymentRow>(
+      `SELECT ${columns} FROM deployments WHERE source_uid = $1 AND revision = $2 FOR UPDATE`,
+      [rollout.sourceUid, rollout.revision],
+    );
+    if (found.rows[0]) return { row: found.rows[0], inserted: false };
+    const inserted = await db.query<DeploymentRow>(
+      `INSERT INTO deployments
+         (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status, started_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', COALESCE($9, clock_timestamp()))
+       ON CONFLICT (source_uid, revision) DO NOTHING
+       RETURNING ${columns}`,
+      [
+        rollout.projectId,
+        rollout.sourceUid,
+        rollout.revision,
+        rollout.name,
+        rollout.environment,
+        rollout.branch ?? null,
+        rollout.commitSha ?? null,
+        rollout.commitMessage ?? null,
+        rollout.startedAt ?? null,
+      ],
+    );
+    // Empty: a concurrent transaction inserted it first; the next pass waits for its lock.
+    if (inserted.rows[0]) return { row: inserted.rows[0], inserted: true };
+  }
 }
 
 export interface RolloutChanges {

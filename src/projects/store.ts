@@ -51,21 +51,31 @@ export async function insertProject(
 
 /**
  * The project of a Kubernetes namespace (slug = namespace name), created on first sight; name and
- * repo_url follow the namespace's annotations when they are set.
+ * repo_url follow the namespace's annotations when they are set. The INSERT runs only when no project
+ * has the slug yet (an `ON CONFLICT` upsert would draw an identity value on every call).
  */
 export async function ensureNamespaceProject(
   db: Queryable,
   namespace: { name: string; displayName: string | null; repoUrl: string | null },
 ): Promise<ProjectRow> {
-  const { rows } = await db.query<ProjectRow>(
-    `INSERT INTO projects (name, slug, repo_url) VALUES (COALESCE($2, $1), $1, $3)
-     ON CONFLICT (slug) DO UPDATE
-        SET name = COALESCE($2, projects.name), repo_url = COALESCE($3, projects.repo_url),
-            updated_at = CASE WHEN projects.name IS DISTINCT FROM COALESCE($2, projects.name)
-                                OR projects.repo_url IS DISTINCT FROM COALESCE($3, projects.repo_url)
-                              THEN clock_timestamp() ELSE projects.updated_at END
-     RETURNING ${columns}`,
-    [namespace.name, namespace.displayName, namespace.repoUrl],
-  );
-  return rows[0] as ProjectRow;
+  for (;;) {
+    const { rows } = await db.query<ProjectRow>(
+      `WITH existing AS (SELECT ${columns} FROM projects WHERE slug = $1),
+       updated AS (
+         UPDATE projects SET name = COALESCE($2, name), repo_url = COALESCE($3, repo_url),
+                             updated_at = clock_timestamp()
+          WHERE slug = $1 AND (name, repo_url) IS DISTINCT FROM (COALESCE($2, name), COALESCE($3, repo_url))
+          RETURNING ${columns}),
+       inserted AS (
+         INSERT INTO projects (name, slug, repo_url)
+         SELECT COALESCE($2, $1), $1, $3 WHERE NOT EXISTS (SELECT 1 FROM existing)
+         ON CONFLICT (slug) DO NOTHING
+         RETURNING ${columns})
+       SELECT * FROM updated
+       UNION ALL SELECT * FROM existing WHERE NOT EXISTS (SELECT 1 FROM updated)
+       UNION ALL SELECT * FROM inserted`,
+      [namespace.name, namespace.displayName, namespace.repoUrl],
+    );
+    if (rows[0]) return rows[0];
+  }
 }

@@ -120,29 +120,38 @@ export async function deleteWebhook(db: Queryable, projectId: number, id: number
   return rowCount === 1;
 }
 
-/** The webhook a Kubernetes Webhook resource (owner "namespace/name") declares, created or brought in line. */
+/**
+ * The webhook a Kubernetes Webhook resource (owner "namespace/name") declares, created or brought in
+ * line. Not `INSERT … ON CONFLICT DO UPDATE`: that draws an identity value on every call, and reconciles
+ * run often, so the ids users see would jump (1 → 40 → 55). The INSERT runs only when no row is owned
+ * yet; of two racing first reconciles one inserts and the other finds its row on the second pass.
+ */
 export async function upsertOwnedWebhook(
   db: Queryable,
   webhook: NewWebhook & { owner: string },
 ): Promise<WebhookRow> {
-  const { rows } = await db.query<WebhookRow>(
-    `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner)
-     VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (owner) DO UPDATE
-        SET project_id = EXCLUDED.project_id, url = EXCLUDED.url, secret = EXCLUDED.secret,
-            events = EXCLUDED.events, enabled = EXCLUDED.enabled,
-            updated_at = greatest(clock_timestamp(), webhooks.updated_at + interval '1 millisecond')
-      WHERE (webhooks.project_id, webhooks.url, webhooks.secret, webhooks.events, webhooks.enabled)
-            IS DISTINCT FROM (EXCLUDED.project_id, EXCLUDED.url, EXCLUDED.secret, EXCLUDED.events, EXCLUDED.enabled)
-     RETURNING ${columns}`,
-    [webhook.projectId, webhook.url, webhook.secret, webhook.events, webhook.enabled, webhook.owner],
-  );
-  if (rows[0]) return rows[0];
-  // Nothing changed: the conflict's WHERE skipped the update, so read the row as it is.
-  const existing = await db.query<WebhookRow>(`SELECT ${columns} FROM webhooks WHERE owner = $1`, [
-    webhook.owner,
-  ]);
-  return existing.rows[0] as WebhookRow;
+  for (;;) {
+    const { rows } = await db.query<WebhookRow>(
+      `WITH existing AS (SELECT ${columns} FROM webhooks WHERE owner = $6),
+       updated AS (
+         UPDATE webhooks
+            SET project_id = $1, url = $2, secret = $3, events = $4, enabled = $5,
+                updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
+          WHERE owner = $6
+            AND (project_id, url, secret, events, enabled) IS DISTINCT FROM ($1, $2, $3, $4::text[], $5)
+          RETURNING ${columns}),
+       inserted AS (
+         INSERT INTO webhooks (project_id, url, secret, events, enabled, owner)
+         SELECT $1, $2, $3, $4, $5, $6 WHERE NOT EXISTS (SELECT 1 FROM existing)
+         ON CONFLICT (owner) DO NOTHING
+         RETURNING ${columns})
+       SELECT * FROM updated
+       UNION ALL SELECT * FROM existing WHERE NOT EXISTS (SELECT 1 FROM updated)
+       UNION ALL SELECT * FROM inserted`,
+      [webhook.projectId, webhook.url, webhook.secret, webhook.events, webhook.enabled, webhook.owner],
+    );
+    if (rows[0]) return rows[0];
+  }
 }
 
 export async function deleteOwnedWebhook(db: Queryable, owner: string): Promise<boolean> {
