@@ -16,7 +16,7 @@ import type { Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
 import { ensureNamespaceProject, type ProjectRow } from "../projects/store.js";
-import { deleteOwnedWebhook } from "../webhooks/store.js";
+import { deleteOwnedWebhook, deleteWebhooksOfMissingOwners } from "../webhooks/store.js";
 import { group, plural, version, type WebhookResource } from "./api/webhook-v1alpha1.js";
 import { reconcileDeployment } from "./controllers/rollout-controller.js";
 import { ownerOf, reconcileWebhook } from "./controllers/webhook-controller.js";
@@ -121,8 +121,18 @@ export function startOperator(options: {
       core.listSecretForAllNamespaces(),
     );
     // Custom objects arrive as plain JSON (timestamps stay strings), hence the WebhookResource casts.
-    const webhooks = informer<KubernetesObject>("webhooks", `/apis/${group}/${version}/${plural}`, () =>
-      customObjects.listClusterCustomObject({ group, version, plural }),
+    const webhooks = informer<KubernetesObject>(
+      "webhooks",
+      `/apis/${group}/${version}/${plural}`,
+      async () => {
+        const list: KubernetesListObject<KubernetesObject> = await customObjects.listClusterCustomObject({
+          group,
+          version,
+          plural,
+        });
+        await removeWebhooksOfDeletedResources(list.items as unknown as WebhookResource[]);
+        return list;
+      },
     );
     const webhookResources = (namespace?: string) =>
       webhooks.informer.list(namespace) as unknown as WebhookResource[];
@@ -131,6 +141,22 @@ export function startOperator(options: {
       "/apis/apps/v1/deployments",
       () => apps.listDeploymentForAllNamespaces(),
     );
+
+    // Here, inside the list function, the list is known to be complete: ListWatch.start() resolves even
+    // when its list failed, and an empty cache must never read as "every Webhook was deleted".
+    async function removeWebhooksOfDeletedResources(resources: WebhookResource[]) {
+      const removed = await deleteWebhooksOfMissingOwners(pool, resources.map(ownerOf)).catch(
+        (error: unknown) => {
+          logger.warn(
+            { err: error },
+            "removing webhooks of deleted Webhook resources failed; next re-list retries",
+          );
+          return 0;
+        },
+      );
+      if (removed > 0)
+        logger.info({ removed }, "removed the webhooks of Webhook resources that no longer exist");
+    }
 
     const selection = namespaceProjects(config.namespaceSelector, (name) => namespaces.informer.get(name));
     // The project row of each namespace, written once and then read from here: concurrent reconciles of

@@ -154,6 +154,38 @@ export async function upsertOwnedWebhook(
   }
 }
 
+/**
+ * Stops new deliveries to the webhook of a Kubernetes Webhook resource whose configuration is broken
+ * (its Secret or key gone, say): disabled until the next successful reconcile brings it back in line.
+ * The stored secret stays, so deliveries queued before are still signed, never sent unsigned.
+ */
+export async function pauseOwnedWebhook(db: Queryable, owner: string): Promise<WebhookRow | undefined> {
+  const { rows } = await db.query<WebhookRow>(
+    `WITH paused AS (
+       UPDATE webhooks SET enabled = false,
+                           updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
+        WHERE owner = $1 AND enabled
+        RETURNING ${columns})
+     SELECT * FROM paused
+     UNION ALL SELECT ${columns} FROM webhooks WHERE owner = $1 AND NOT EXISTS (SELECT 1 FROM paused)`,
+    [owner],
+  );
+  return rows[0];
+}
+
+/**
+ * Removes the webhooks of Kubernetes Webhook resources that no longer exist ("namespace/name" not in
+ * `owners`, the complete list from a successful full list): resources deleted while no operator ran,
+ * or whose finalizer was removed by hand. Returns how many went.
+ */
+export async function deleteWebhooksOfMissingOwners(db: Queryable, owners: string[]): Promise<number> {
+  const { rowCount } = await db.query(
+    "DELETE FROM webhooks WHERE owner IS NOT NULL AND NOT (owner = ANY($1::text[]))",
+    [owners],
+  );
+  return rowCount ?? 0;
+}
+
 export async function deleteOwnedWebhook(db: Queryable, owner: string): Promise<boolean> {
   const { rowCount } = await db.query("DELETE FROM webhooks WHERE owner = $1", [owner]);
   return rowCount === 1;

@@ -6,6 +6,7 @@ import {
   uniqueName,
   useCluster,
 } from "../support/cluster.js";
+import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { eventually } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import {
@@ -22,6 +23,7 @@ import {
 // status subresource, Secrets and Events are Kubernetes' own.
 
 let cluster: Cluster;
+let database: TestDatabase;
 let service: TestService;
 const label = uniqueName("webhooks");
 const namespace = uniqueName("team-a");
@@ -35,20 +37,26 @@ beforeAll(async () => {
       { op: "add", path: "/metadata/annotations", value: { "webhook-operator.io/project-name": "Team A" } },
     ],
   });
-  service = await startTestService(
+  database = await createTestDatabase();
+  service = await startOperator();
+});
+afterAll(async () => {
+  await service?.close();
+  await deleteNamespaces(cluster, label);
+  await database?.drop();
+});
+
+function startOperator(): Promise<TestService> {
+  return startTestService(
     {
       NAMESPACE_SELECTOR: `webhook-operator.io/test=${label}`,
       LEADER_ELECTION_LEASE_NAME: label,
       LEADER_ELECTION_RETRY_PERIOD_MS: "100",
       LEADER_ELECTION_LEASE_DURATION_MS: "1000",
     },
-    { kubeConfig: cluster.kubeConfig() },
+    { kubeConfig: cluster.kubeConfig(), database },
   );
-});
-afterAll(async () => {
-  await service?.close();
-  await deleteNamespaces(cluster, label);
-});
+}
 
 describe("Webhook resources on a real cluster", () => {
   it("are reconciled into the service: Ready, ids in status, finalizer, and API writes refused", async () => {
@@ -199,5 +207,102 @@ describe("Webhook resources on a real cluster", () => {
       resource.status?.webhookId,
     ]);
     expect(rows[0].n).toBe(0);
+  });
+
+  it("pause delivering when the signing key is removed, and resume when it is back", async () => {
+    await cluster.core.createNamespacedSecret({
+      namespace,
+      body: { metadata: { name: "rotating" }, stringData: { key: "first-key" } },
+    });
+    await createWebhook(cluster, namespace, "signed", {
+      url: "https://hooks.example.com/signed",
+      events: ["deployment.created"],
+      secretRef: { name: "rotating", key: "key" },
+    });
+    const ready = await waitForReady(cluster, namespace, "signed", "True");
+    const path = `/projects/${ready.status?.projectId}/webhooks/${ready.status?.webhookId}`;
+
+    await cluster.core.patchNamespacedSecret({
+      namespace,
+      name: "rotating",
+      body: [{ op: "remove", path: "/data/key" }],
+    });
+    const paused = await eventually(async () => {
+      const resource = await getWebhook(cluster, namespace, "signed");
+      return readyOf(resource)?.reason === "SecretKeyNotFound" ? resource : undefined;
+    }, clusterPatience);
+    expect(readyOf(paused)?.message).toContain("Deliveries are paused");
+    expect((await service.api("GET", path)).body).toMatchObject({ enabled: false });
+
+    // A rollout now is recorded, and nothing is queued for the paused webhook.
+    await cluster.apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: "web" },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: "web" } },
+          template: {
+            metadata: { labels: { app: "web" } },
+            spec: { containers: [{ name: "app", image: "app" }] },
+          },
+        },
+      },
+    });
+    const eventId = await eventually(async () => {
+      const { rows } = await service.pool.query(
+        `SELECT e.id FROM events e JOIN deployments d ON d.id = (e.envelope::jsonb->'payload'->>'deployment_id')::bigint
+          WHERE d.name = 'web' AND d.project_id = $1 AND e.event_type = 'deployment.created'`,
+        [ready.status?.projectId],
+      );
+      return rows[0]?.id as string | undefined;
+    }, clusterPatience);
+    const queued = await service.pool.query(
+      "SELECT count(*)::int AS n FROM deliveries WHERE event_id = $1 AND webhook_id = $2",
+      [eventId, ready.status?.webhookId],
+    );
+    expect(queued.rows[0].n).toBe(0);
+
+    await cluster.core.patchNamespacedSecret({
+      namespace,
+      name: "rotating",
+      // Removing the only key removed `data` itself.
+      body: [{ op: "add", path: "/data", value: { key: Buffer.from("second-key").toString("base64") } }],
+    });
+    await eventually(async () => {
+      const resource = await getWebhook(cluster, namespace, "signed");
+      return readyOf(resource)?.status === "True" ? true : undefined;
+    }, clusterPatience);
+    expect((await service.api("GET", path)).body).toMatchObject({ enabled: true, has_secret: true });
+  });
+
+  it("remove the service's webhook of a resource deleted while no operator ran", async () => {
+    await createWebhook(cluster, namespace, "orphan", {
+      url: "https://hooks.example.com/orphan",
+      events: ["deployment.created"],
+    });
+    const resource = await waitForReady(cluster, namespace, "orphan", "True");
+    await service.close();
+    // As the README's Uninstall advises when no operator runs: release the finalizer, then delete.
+    await patchWebhook(cluster, namespace, "orphan", { metadata: { finalizers: null } });
+    await cluster.customObjects.deleteNamespacedCustomObject({
+      group: "webhook-operator.io",
+      version: "v1alpha1",
+      plural: "webhooks",
+      namespace,
+      name: "orphan",
+    });
+    service = await startOperator();
+    const path = `/projects/${resource.status?.projectId}/webhooks/${resource.status?.webhookId}`;
+    await eventually(
+      async () => ((await service.api("GET", path)).status === 404 ? true : undefined),
+      clusterPatience,
+    );
+    // The others are untouched.
+    const signed = await waitForReady(cluster, namespace, "signed", "True");
+    expect(
+      (await service.api("GET", `/projects/${signed.status?.projectId}/webhooks/${signed.status?.webhookId}`))
+        .status,
+    ).toBe(200);
   });
 });

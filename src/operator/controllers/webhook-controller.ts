@@ -4,7 +4,7 @@ import { findLastDelivery } from "../../deliveries/store.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
-import { deleteOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/store.js";
+import { deleteOwnedWebhook, pauseOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/store.js";
 import { findCondition, setCondition } from "../api/conditions.js";
 import { validateWebhookSpec } from "../api/validate-spec.js";
 import { finalizer, type WebhookResource, type WebhookStatus } from "../api/webhook-v1alpha1.js";
@@ -128,11 +128,15 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
     } catch (error) {
       if (!(error instanceof ConfigurationProblem)) throw error;
       result = "config_error";
+      // A webhook reconciled before keeps its row, paused: no new event goes out signed with a key
+      // that was removed, or unsigned where a signature was asked for.
+      const paused = await pauseOwnedWebhook(deps.pool, ownerOf(resource));
+      if (paused) status.hasSecret = paused.secret !== null;
       status.conditions = setCondition(resource.status?.conditions, {
         type: "Ready",
         status: "False",
         reason: error.reason,
-        message: error.message,
+        message: paused ? `${error.message} Deliveries are paused until this is fixed.` : error.message,
         observedGeneration: resource.metadata.generation,
       });
     }
