@@ -10,7 +10,6 @@ import {
   type KubernetesObject,
   type V1Deployment,
   type V1Namespace,
-  type V1Secret,
 } from "@kubernetes/client-node";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
@@ -25,6 +24,7 @@ import { shareConnections } from "./kube-connections.js";
 import { kubeGateway } from "./kube-gateway.js";
 import { LeaderElector } from "./leader-election.js";
 import { namespaceProjects } from "./namespace-projects.js";
+import { type ReferencedSecrets, referencedSecrets } from "./referenced-secrets.js";
 import { cancelRolloutsOfDeletedDeployments } from "./rollouts/record-rollout.js";
 import { WorkQueue } from "./work-queue.js";
 
@@ -117,9 +117,6 @@ export function startOperator(options: {
     const namespaces: ResilientInformer<V1Namespace> = informer("namespaces", "/api/v1/namespaces", () =>
       core.listNamespace(),
     );
-    const secrets: ResilientInformer<V1Secret> = informer("secrets", "/api/v1/secrets", () =>
-      core.listSecretForAllNamespaces(),
-    );
     // Custom objects arrive as plain JSON (timestamps stay strings), hence the WebhookResource casts.
     const webhooks = informer<KubernetesObject>(
       "webhooks",
@@ -173,6 +170,16 @@ export function startOperator(options: {
       return project;
     };
 
+    // Declared before the queue that reads it; its onChange only runs once the queue exists.
+    const secrets: ReferencedSecrets = referencedSecrets({
+      kubeConfig,
+      core,
+      onChange: (_namespace, _name, users) => {
+        for (const user of users) webhookQueue.add(user);
+      },
+      logger,
+    });
+
     const queueOptions = { concurrency: 8, baseDelayMs: 500, maxDelayMs: 60_000, logger };
     const webhookQueue = new WorkQueue(
       (k) =>
@@ -182,7 +189,8 @@ export function startOperator(options: {
             kube,
             getWebhook: (ns, name) =>
               webhooks.informer.get(name, ns) as unknown as WebhookResource | undefined,
-            getSecret: (ns, name) => secrets.informer.get(name, ns),
+            readSecret: (webhook, ns, name) => secrets.read(webhook, ns, name),
+            releaseSecret: (webhook) => secrets.release(webhook),
             namespaces: selection,
             projectFor,
             logger,
@@ -206,11 +214,8 @@ export function startOperator(options: {
         ),
       queueOptions,
     );
-    const enqueueWebhooksOf = (namespace: string, secretName?: string) => {
-      for (const resource of webhookResources(namespace)) {
-        if (secretName === undefined || resource.spec?.secretRef?.name === secretName)
-          webhookQueue.add(key(resource));
-      }
+    const enqueueWebhooksOf = (namespace: string) => {
+      for (const resource of webhookResources(namespace)) webhookQueue.add(key(resource));
     };
 
     namespaces.informer.on("change", (namespace) => {
@@ -220,9 +225,6 @@ export function startOperator(options: {
       enqueueWebhooksOf(name);
       for (const deployment of deployments.informer.list(name)) deploymentQueue.add(key(deployment));
     });
-    secrets.informer.on("change", (secret) =>
-      enqueueWebhooksOf(secret.metadata?.namespace ?? "", secret.metadata?.name),
-    );
     webhooks.informer.on("add", (resource) => webhookQueue.add(key(resource)));
     webhooks.informer.on("update", (resource) => webhookQueue.add(key(resource)));
     webhooks.informer.on("delete", (resource) => {
@@ -250,7 +252,7 @@ export function startOperator(options: {
       deploymentQueue,
       async start() {
         // Namespaces and Secrets first: reconciles read them from the caches.
-        await Promise.all([namespaces.start(), secrets.start()]);
+        await namespaces.start();
         await Promise.all([webhooks.start(), deployments.start()]);
         const present = deployments.informer.list().flatMap((d) => (d.metadata?.uid ? [d.metadata.uid] : []));
         const cancelled = await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: present });
@@ -265,7 +267,8 @@ export function startOperator(options: {
       },
       async stop() {
         clearInterval(resync);
-        await Promise.all([namespaces.stop(), secrets.stop(), webhooks.stop(), deployments.stop()]);
+        await Promise.all([namespaces.stop(), webhooks.stop(), deployments.stop()]);
+        secrets.stop();
         await Promise.all([webhookQueue.stop(), deploymentQueue.stop()]);
         logger.info("controllers stopped");
       },

@@ -162,7 +162,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       const { objects } = rendered();
       expect(rulesOf(only(objects, "ClusterRole"))).toEqual({
         "core/namespaces": ["list", "watch"],
-        "core/secrets": ["list", "watch"],
+        "core/secrets": ["get", "watch"],
         "apps/deployments": ["list", "watch"],
         "webhook-operator.io/webhooks": ["list", "patch", "watch"],
         "webhook-operator.io/webhooks/status": ["patch"],

@@ -16,7 +16,10 @@ export interface WebhookControllerDeps {
   pool: Pool;
   kube: KubeGateway;
   getWebhook(namespace: string, name: string): WebhookResource | undefined;
-  getSecret(namespace: string, name: string): V1Secret | undefined;
+  /** The Secret a Webhook ("namespace/name") references, read and then watched by name. */
+  readSecret(webhook: string, namespace: string, name: string): Promise<V1Secret | undefined>;
+  /** The Webhook references no Secret (any more). */
+  releaseSecret(webhook: string): void;
   namespaces: NamespaceProjects;
   /** The namespace's project row, created on first sight (cached by the operator). */
   projectFor(namespace: string): Promise<ProjectRow>;
@@ -36,10 +39,13 @@ class ConfigurationProblem extends Error {
 export const ownerOf = (resource: { metadata: { namespace: string; name: string } }) =>
   `${resource.metadata.namespace}/${resource.metadata.name}`;
 
-function readSecret(deps: WebhookControllerDeps, resource: WebhookResource): string | null {
+async function readSecret(deps: WebhookControllerDeps, resource: WebhookResource): Promise<string | null> {
   const ref = resource.spec.secretRef;
-  if (!ref) return null;
-  const secret = deps.getSecret(resource.metadata.namespace, ref.name);
+  if (!ref) {
+    deps.releaseSecret(ownerOf(resource));
+    return null;
+  }
+  const secret = await deps.readSecret(ownerOf(resource), resource.metadata.namespace, ref.name);
   if (!secret) {
     throw new ConfigurationProblem(
       "SecretNotFound",
@@ -72,6 +78,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
   let result = "success";
   try {
     if (resource.metadata.deletionTimestamp) {
+      deps.releaseSecret(ownerOf(resource));
       if (resource.metadata.finalizers?.includes(finalizer)) {
         await deleteOwnedWebhook(deps.pool, ownerOf(resource));
         await deps.kube.setFinalizers(
@@ -96,7 +103,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
           `Namespace ${namespace} is not selected by the operator's namespace selector, so it is not a project.`,
         );
       }
-      const secret = readSecret(deps, resource);
+      const secret = await readSecret(deps, resource);
       const project = await deps.projectFor(namespace);
       const webhook = await upsertOwnedWebhook(deps.pool, {
         projectId: project.id,
