@@ -46,7 +46,11 @@ export function deploymentPayload(facts: DeploymentFacts): DeploymentPayload {
     branch: facts.branch,
     commit_sha: facts.commitSha,
     commit_message: facts.commitMessage,
-    url: facts.status === "pending" || facts.status === "failed" ? null : facts.url,
+    // A revision that never went live has no address: not yet (pending), never (failed, cancelled).
+    url:
+      facts.status === "pending" || facts.status === "failed" || facts.status === "cancelled"
+        ? null
+        : facts.url,
     status: facts.status,
     error_message: facts.status === "failed" ? (facts.errorMessage ?? "Deployment failed.") : null,
     started_at: iso(facts.startedAt),

@@ -26,6 +26,7 @@ import { LeaderElector } from "./leader-election.js";
 import { namespaceProjects } from "./namespace-projects.js";
 import { type ReferencedSecrets, referencedSecrets } from "./referenced-secrets.js";
 import { cancelRolloutsOfDeletedDeployments } from "./rollouts/record-rollout.js";
+import { replicaSetCreatedAt } from "./rollouts/rollout-times.js";
 import { WorkQueue } from "./work-queue.js";
 
 export interface OperatorConfig {
@@ -208,6 +209,8 @@ export function startOperator(options: {
             getDeployment: (ns, name) => deployments.informer.get(name, ns),
             isSelected: (ns) => selection.isSelected(ns),
             projectFor,
+            rolloutStartedAt: (deployment) => replicaSetCreatedAt(apps, deployment),
+            logger,
             recorded: recordedRollouts,
           },
           k,

@@ -164,6 +164,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "core/namespaces": ["list", "watch"],
         "core/secrets": ["get", "watch"],
         "apps/deployments": ["list", "watch"],
+        "apps/replicasets": ["list"],
         "webhook-operator.io/webhooks": ["list", "patch", "watch"],
         "webhook-operator.io/webhooks/status": ["patch"],
         "core/events": ["create"],

@@ -57,6 +57,14 @@ describe("eventsToEmit", () => {
     ]);
   });
 
+  it("lets a failed rollout that completes after its deadline go on to ready and succeeded", () => {
+    const failed = { status: "failed" as const, emitted: ["deployment.created", "deployment.failed"] };
+    expect(eventsToEmit("succeeded", failed)).toEqual(["deployment.ready", "deployment.succeeded"]);
+    expect(eventsToEmit("ready", failed)).toEqual(["deployment.ready"]);
+    expect(eventsToEmit("failed", failed)).toEqual([]);
+    expect(eventsToEmit("progressing", failed)).toEqual([]);
+  });
+
   it("emits nothing more once a rollout finished", () => {
     const done = {
       status: "succeeded" as const,

@@ -1,5 +1,6 @@
 import type { V1Deployment } from "@kubernetes/client-node";
 import type { Pool } from "../../db/pool.js";
+import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
@@ -11,6 +12,9 @@ export interface RolloutControllerDeps {
   getDeployment(namespace: string, name: string): V1Deployment | undefined;
   isSelected(namespace: string): boolean;
   projectFor(namespace: string): Promise<ProjectRow>;
+  /** The creation time of the ReplicaSet of the Deployment's current revision (rollout-times.ts). */
+  rolloutStartedAt(deployment: V1Deployment): Promise<Date | undefined>;
+  logger: Logger;
   /**
    * Per Deployment UID, the "revision/phase" this controller last recorded (kept for one leadership
    * term, dropped when the Deployment is deleted). A reconcile that finds the same revision in the same
@@ -43,7 +47,17 @@ export async function reconcileDeployment(
   const started = performance.now();
   let result = "success";
   try {
-    await recordRollout(deps.pool, await deps.projectFor(namespace), deployment);
+    // A rollout first seen past its start (the operator was down, or just became leader) gets its
+    // ReplicaSet's creation time; one seen as it starts needs no lookup: now is when it started.
+    const firstSight = uid && revision && !deps.recorded.get(uid)?.startsWith(`${revision}/`);
+    const startedAt =
+      firstSight && rolloutPhase(deployment).phase !== "progressing"
+        ? await deps.rolloutStartedAt(deployment).catch((error: unknown) => {
+            deps.logger.debug({ err: error, deployment: key }, "reading the rollout's ReplicaSet failed");
+            return undefined;
+          })
+        : undefined;
+    await recordRollout(deps.pool, await deps.projectFor(namespace), deployment, startedAt);
     if (uid && seen !== undefined) deps.recorded.set(uid, seen);
   } catch (error) {
     result = "error";

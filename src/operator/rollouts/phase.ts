@@ -73,13 +73,16 @@ export function isFinished(status: DeploymentStatus): boolean {
 /**
  * The events still to emit for a rollout that has reached `phase`, given those already emitted: each
  * fires once, none is skipped (an operator that was down during `ready` emits it before `succeeded`),
- * and a finished rollout emits nothing more.
+ * and a finished rollout emits nothing more, with one exception: `failed` is not final in Kubernetes.
+ * The Deployment controller keeps rolling after ProgressDeadlineExceeded, and when the same revision
+ * completes after all, its `ready` (if not sent yet) and `succeeded` follow the `failed`.
  */
 export function eventsToEmit(
   phase: RolloutPhase["phase"] | "cancelled",
   current: { status: DeploymentStatus; emitted: string[] } | undefined,
 ): DeploymentEventType[] {
-  if (current && isFinished(current.status)) return [];
+  const recovering = current?.status === "failed" && (phase === "ready" || phase === "succeeded");
+  if (current && isFinished(current.status) && !recovering) return [];
   const emitted = new Set(current?.emitted ?? []);
   return pathTo[phase].filter((event) => !emitted.has(event));
 }

@@ -13,6 +13,9 @@ import type { ProjectRow } from "../../projects/store.js";
 import type { DeploymentEventType } from "../../webhooks/event-types.js";
 import { readRolloutAnnotations } from "./annotations.js";
 import { eventsToEmit, isFinished, revisionAnnotation, rolloutPhase, statusAfter } from "./phase.js";
+import { concludedAt } from "./rollout-times.js";
+
+const earliest = (a: Date | undefined, b: Date) => (a && a < b ? a : b);
 
 const statusOfEvent: Record<DeploymentEventType, DeploymentStatus> = {
   "deployment.created": "pending",
@@ -68,6 +71,8 @@ export async function recordRollout(
   pool: Pool,
   project: ProjectRow,
   deployment: V1Deployment,
+  /** When the rollout started, if known (its ReplicaSet's creation); else the time it is first seen. */
+  startedAt?: Date,
 ): Promise<DeploymentEventType[]> {
   const uid = deployment.metadata?.uid;
   const revision = deployment.metadata?.annotations?.[revisionAnnotation];
@@ -89,6 +94,7 @@ export async function recordRollout(
       branch: facts.branch,
       commitSha: facts.commitSha,
       commitMessage: facts.commitMessage,
+      startedAt,
     });
     const events = eventsToEmit(phase.phase, { status: row.status, emitted: row.emitted_events });
     if (events.length === 0) return superseded.map(() => "deployment.cancelled" as const);
@@ -99,7 +105,8 @@ export async function recordRollout(
       emittedEvents: [...row.emitted_events, ...events],
       url: facts.url,
       errorMessage: phase.phase === "failed" ? phase.message : null,
-      finishedAt: isFinished(status) ? new Date() : null,
+      // The Deployment controller's own time of concluding, when it is not later than now.
+      finishedAt: isFinished(status) ? earliest(concludedAt(deployment), new Date()) : null,
     });
     await emitEvents(
       client,

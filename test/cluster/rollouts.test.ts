@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool, type Pool } from "../../src/db/pool.js";
+import {
+  type Cluster,
+  createNamespaces,
+  deleteNamespaces,
+  uniqueName,
+  useCluster,
+} from "../support/cluster.js";
+import {
+  allDeploymentEvents,
+  deploymentManifest,
+  openGate,
+  operatorEnv,
+  rolloutLedger,
+} from "../support/cluster-rollouts.js";
+import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { startTestService, type TestService } from "../support/service.js";
+import { clusterPatience, createWebhook, waitForReady } from "../support/webhook-resources.js";
+
+// Deployment rollouts → deployment.* events, driven by the REAL Deployment controller: pods on the
+// kwok node become Ready (or stay Pending behind a gate), conditions and revisions are Kubernetes' own.
+
+let cluster: Cluster;
+let database: TestDatabase;
+let observer: Pool;
+let receiver: Receiver;
+let service: TestService | undefined;
+let ledger: ReturnType<typeof rolloutLedger>;
+const label = uniqueName("rollouts");
+const namespace = uniqueName("shop");
+const full = ["deployment.created:pending", "deployment.ready:ready", "deployment.succeeded:succeeded"];
+
+const startOperator = () =>
+  startTestService(operatorEnv(label), { kubeConfig: cluster.kubeConfig(), database });
+
+beforeAll(async () => {
+  cluster = useCluster();
+  database = await createTestDatabase();
+  observer = createPool(database.url, 2);
+  receiver = await startReceiver();
+  ledger = rolloutLedger(observer, receiver);
+  await createNamespaces(cluster, label, namespace);
+  await createWebhook(cluster, namespace, "all-deploys", {
+    url: `${receiver.url}/hook`,
+    events: allDeploymentEvents,
+  });
+  service = await startOperator();
+  await waitForReady(cluster, namespace, "all-deploys", "True");
+});
+afterAll(async () => {
+  await service?.close();
+  await deleteNamespaces(cluster, label);
+  await receiver?.close();
+  await observer?.end();
+  await database?.drop();
+});
+
+const create = (name: string, options: Parameters<typeof deploymentManifest>[1] = {}) =>
+  cluster.apps.createNamespacedDeployment({ namespace, body: deploymentManifest(name, options) });
+const patchDeployment = (name: string, patch: object) =>
+  cluster.kubectl([
+    "-n",
+    namespace,
+    "patch",
+    "deployment",
+    name,
+    "--type",
+    "merge",
+    "-p",
+    JSON.stringify(patch),
+  ]);
+
+describe("rollouts on a real cluster", () => {
+  it("new Deployment → created, ready, succeeded, and the deployment list shows it", async () => {
+    await create("web");
+    await ledger.waitFor("web", full);
+    const projects = await service?.api("GET", "/projects");
+    const project = projects?.body.projects.find((p: { slug: string }) => p.slug === namespace);
+    const deployments = await service?.api("GET", `/projects/${project.id}/deployments`);
+    expect(deployments?.body.deployments.find((d: { name: string }) => d.name === "web")).toMatchObject({
+      status: "succeeded",
+    });
+  });
+
+  it("pods that never schedule → created, then failed at the progress deadline", async () => {
+    await create("stuck", { gate: uniqueName("never"), progressDeadlineSeconds: 2 });
+    await ledger.waitFor("stuck", ["deployment.created:pending", "deployment.failed:failed"]);
+    const envelope = receiver.requests
+      .map((r) => JSON.parse(r.body))
+      .find((e) => e.event_type === "deployment.failed");
+    expect(envelope.payload.error_message).toMatch(/progress/i);
+  });
+
+  it("superseded by a new revision → cancelled, and the new revision rolls out", async () => {
+    await create("superseded", {
+      gate: uniqueName("held"),
+      annotations: { "webhook-operator.io/url": "https://shop.example" },
+    });
+    await ledger.waitFor("superseded", ["deployment.created:pending"]);
+    // The new revision drops the gate: its pods schedule, and revision 1 never finishes.
+    await patchDeployment("superseded", { spec: { template: { spec: { nodeSelector: null } } } });
+    await ledger.waitFor("superseded", ["deployment.created:pending", "deployment.cancelled:cancelled"]);
+    await ledger.waitFor("superseded", full, "2");
+    // Revision 1 never went live: its cancellation carries no url; revision 2's success does.
+    const urls = Object.fromEntries(
+      receiver.requests
+        .map((r) => JSON.parse(r.body))
+        .filter((e) => ["deployment.cancelled", "deployment.succeeded"].includes(e.event_type))
+        .map((e) => [e.event_type, e.payload.url]),
+    );
+    expect(urls).toMatchObject({
+      "deployment.cancelled": null,
+      "deployment.succeeded": "https://shop.example",
+    });
+  });
+
+  it("deleted mid-rollout → cancelled", async () => {
+    await create("deleted", { gate: uniqueName("held") });
+    await ledger.waitFor("deleted", ["deployment.created:pending"]);
+    await cluster.apps.deleteNamespacedDeployment({ namespace, name: "deleted" });
+    await ledger.waitFor("deleted", ["deployment.created:pending", "deployment.cancelled:cancelled"]);
+  });
+
+  it("scale-only change → nothing", async () => {
+    await create("scaled", { replicas: 1 });
+    await ledger.waitFor("scaled", full);
+    await patchDeployment("scaled", { spec: { replicas: 3 } });
+    await eventually(async () => {
+      const d = await cluster.apps.readNamespacedDeployment({ namespace, name: "scaled" });
+      return d.status?.availableReplicas === 3 ? true : undefined;
+    }, clusterPatience);
+    await service?.operator?.idle();
+    await ledger.waitFor("scaled", full);
+  });
+
+  it("an operator restarted mid-rollout emits what happened meanwhile, each once, with Kubernetes' own times", async () => {
+    const gate = uniqueName("restart");
+    await create("restarted", { gate });
+    await ledger.waitFor("restarted", ["deployment.created:pending"]);
+    await service?.close();
+    service = undefined;
+    await openGate(cluster, gate);
+    // A whole rollout happens while no operator runs.
+    await create("while-down", { replicas: 1 });
+    const available = async (name: string, replicas: number) =>
+      eventually(async () => {
+        const d = await cluster.apps.readNamespacedDeployment({ namespace, name });
+        return d.status?.availableReplicas === replicas && d.status.updatedReplicas === replicas
+          ? d
+          : undefined;
+      }, clusterPatience);
+    await available("restarted", 2);
+    const whileDown = await available("while-down", 1);
+    const restartedAt = new Date();
+    service = await startOperator();
+    await ledger.waitFor("restarted", full);
+    await ledger.waitFor("while-down", full);
+    // Its times are the ReplicaSet's creation and the Deployment controller's conclusion, not the
+    // moment the operator came back (Kubernetes keeps whole seconds).
+    const { items } = await cluster.apps.listNamespacedReplicaSet({
+      namespace,
+      labelSelector: "app=while-down",
+    });
+    const { rows } = await observer.query(
+      "SELECT started_at, finished_at FROM deployments WHERE name = 'while-down'",
+    );
+    expect(rows[0].started_at.getTime()).toBe(new Date(items[0]?.metadata?.creationTimestamp ?? 0).getTime());
+    const progressing = whileDown.status?.conditions?.find((c) => c.type === "Progressing");
+    expect(rows[0].finished_at.getTime()).toBe(new Date(progressing?.lastUpdateTime ?? 0).getTime());
+    expect(rows[0].finished_at.getTime()).toBeLessThan(restartedAt.getTime());
+  });
+
+  it("failed at the deadline, then completed after all → succeeded follows failed", async () => {
+    const gate = uniqueName("late");
+    await create("late", { gate, progressDeadlineSeconds: 2 });
+    await ledger.waitFor("late", ["deployment.created:pending", "deployment.failed:failed"]);
+    await openGate(cluster, gate);
+    await ledger.waitFor("late", [
+      "deployment.created:pending",
+      "deployment.failed:failed",
+      "deployment.ready:ready",
+      "deployment.succeeded:succeeded",
+    ]);
+    const { rows } = await observer.query(
+      "SELECT status, error_message FROM deployments WHERE name = 'late'",
+    );
+    expect(rows[0]).toEqual({ status: "succeeded", error_message: null });
+  });
+});

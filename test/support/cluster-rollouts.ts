@@ -1,0 +1,106 @@
+import type { V1Deployment } from "@kubernetes/client-node";
+import { expect } from "vitest";
+import type { Pool } from "../../src/db/pool.js";
+import type { Cluster } from "./cluster.js";
+import { eventually, type Receiver } from "./receiver.js";
+import { clusterPatience } from "./webhook-resources.js";
+
+// Real Deployments rolled out by the real Deployment controller on the kwok node, and what the
+// operator made of them at a real receiver.
+
+export const allDeploymentEvents = [
+  "deployment.created",
+  "deployment.ready",
+  "deployment.succeeded",
+  "deployment.failed",
+  "deployment.cancelled",
+];
+
+/** The settings every cluster test's operator runs with: its own namespaces, its own Lease. */
+export function operatorEnv(label: string): Record<string, string> {
+  return {
+    NAMESPACE_SELECTOR: `webhook-operator.io/test=${label}`,
+    LEADER_ELECTION_LEASE_NAME: label,
+    LEADER_ELECTION_RETRY_PERIOD_MS: "100",
+    LEADER_ELECTION_LEASE_DURATION_MS: "1000",
+    DELIVERY_POLL_INTERVAL_MS: "200",
+  };
+}
+
+/**
+ * A gate holds a rollout mid-way: pods select a node label that no node has yet, so they stay
+ * Pending (the rollout is `created` and no further) until the gate opens (the kwok node gets the
+ * label) and they become Ready.
+ */
+export const gateSelector = (gate: string) => ({ [`gate.webhook-operator.io/${gate}`]: "open" });
+
+export async function openGate(cluster: Cluster, gate: string): Promise<void> {
+  await cluster.kubectl([
+    "label",
+    "node",
+    "kwok-node-0",
+    `gate.webhook-operator.io/${gate}=open`,
+    "--overwrite",
+  ]);
+}
+
+export function deploymentManifest(
+  name: string,
+  options: {
+    replicas?: number;
+    gate?: string;
+    progressDeadlineSeconds?: number;
+    annotations?: Record<string, string>;
+    templateAnnotations?: Record<string, string>;
+  } = {},
+): V1Deployment {
+  return {
+    metadata: { name, annotations: options.annotations },
+    spec: {
+      replicas: options.replicas ?? 2,
+      progressDeadlineSeconds: options.progressDeadlineSeconds,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name }, annotations: options.templateAnnotations },
+        spec: {
+          nodeSelector: options.gate ? gateSelector(options.gate) : undefined,
+          containers: [{ name: "app", image: "registry.example/app:1" }],
+        },
+      },
+    },
+  };
+}
+
+/** The deployment.* events a receiver got, per Deployment name and revision, as "type:status". */
+export function rolloutLedger(observer: Pool, receiver: Receiver) {
+  const rollouts = new Map<number, string>();
+  async function refresh() {
+    const { rows } = await observer.query<{ id: number; name: string; revision: string }>(
+      "SELECT id, name, revision FROM deployments",
+    );
+    for (const row of rows) rollouts.set(row.id, `${row.name}@${row.revision}`);
+  }
+  function received(name: string, revision = "1"): string[] {
+    return receiver.requests
+      .map((request) => JSON.parse(request.body))
+      .filter((envelope) => rollouts.get(envelope.payload.deployment_id) === `${name}@${revision}`)
+      .map((envelope) => `${envelope.event_type}:${envelope.payload.status}`);
+  }
+  return {
+    received,
+    /** Waits for `expected` (in any order: deliveries are concurrent), then checks nothing more came. */
+    async waitFor(name: string, expected: string[], revision = "1"): Promise<void> {
+      await eventually(async () => {
+        await refresh();
+        return received(name, revision).length >= expected.length ? true : undefined;
+      }, clusterPatience).catch(() => {
+        throw new Error(
+          `${name}@${revision}: expected ${expected.join(", ")}; got ${received(name, revision).join(", ")}`,
+        );
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await refresh();
+      expect([...received(name, revision)].sort()).toEqual([...expected].sort());
+    },
+  };
+}
