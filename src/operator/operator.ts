@@ -137,7 +137,11 @@ export function startOperator(options: {
     const deployments: ResilientInformer<V1Deployment> = informer(
       "deployments",
       "/apis/apps/v1/deployments",
-      () => apps.listDeploymentForAllNamespaces(),
+      async () => {
+        const list = await apps.listDeploymentForAllNamespaces();
+        await cancelRolloutsOfMissingDeployments(list.items);
+        return list;
+      },
     );
 
     // Here, inside the list function, the list is known to be complete: ListWatch.start() resolves even
@@ -154,6 +158,23 @@ export function startOperator(options: {
       );
       if (removed > 0)
         logger.info({ removed }, "removed the webhooks of Webhook resources that no longer exist");
+    }
+
+    // Deployments deleted while no leader ran: their unfinished rollouts are cancelled after each
+    // complete list, from inside the list function for the reason given above.
+    async function cancelRolloutsOfMissingDeployments(present: V1Deployment[]) {
+      const uids = present.flatMap((d) => (d.metadata?.uid ? [d.metadata.uid] : []));
+      const cancelled = await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: uids }).catch(
+        (error: unknown) => {
+          logger.warn(
+            { err: error },
+            "cancelling rollouts of deleted Deployments failed; next re-list retries",
+          );
+          return 0;
+        },
+      );
+      if (cancelled > 0)
+        logger.info({ cancelled }, "cancelled rollouts of Deployments deleted while no leader ran");
     }
 
     const selection = namespaceProjects(config.namespaceSelector, (name) => namespaces.informer.get(name));
@@ -257,10 +278,6 @@ export function startOperator(options: {
         // Namespaces and Secrets first: reconciles read them from the caches.
         await namespaces.start();
         await Promise.all([webhooks.start(), deployments.start()]);
-        const present = deployments.informer.list().flatMap((d) => (d.metadata?.uid ? [d.metadata.uid] : []));
-        const cancelled = await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: present });
-        if (cancelled > 0)
-          logger.info({ cancelled }, "cancelled rollouts of Deployments deleted while no leader ran");
         // Status carries the last delivery: refresh it now and then even when nothing else changes.
         resync = setInterval(() => {
           for (const resource of webhookResources()) webhookQueue.add(key(resource));

@@ -7,6 +7,7 @@ import {
   uniqueName,
   useCluster,
 } from "../support/cluster.js";
+import { operatorRules, serviceAccountIdentity } from "../support/cluster-identities.js";
 import {
   allDeploymentEvents,
   deploymentManifest,
@@ -187,5 +188,35 @@ describe("rollouts on a real cluster", () => {
       "SELECT status, error_message FROM deployments WHERE name = 'late'",
     );
     expect(rows[0]).toEqual({ status: "succeeded", error_message: null });
+  });
+
+  it("a leader whose first list of Deployments fails cancels nothing, and catches up once it can list", async () => {
+    const gate = uniqueName("list");
+    await create("unlisted", { gate });
+    await ledger.waitFor("unlisted", ["deployment.created:pending"]);
+    await service?.close();
+    // The new leader may watch Deployments but not list them: its first list answers 403.
+    const withoutList = operatorRules.map((rule) =>
+      rule.resources?.includes("deployments") ? { ...rule, verbs: ["watch"] } : rule,
+    );
+    const identity = await serviceAccountIdentity(cluster, {
+      namespace,
+      name: "operator",
+      rules: withoutList,
+    });
+    try {
+      service = await startTestService(operatorEnv(label), { kubeConfig: identity.kubeConfig(), database });
+      await eventually(async () => (service?.operator?.isLeader() ? true : undefined), clusterPatience);
+      await service.operator?.idle();
+      // Its controllers have started (and would have cancelled at start-up): the rollout is untouched.
+      const { rows } = await observer.query("SELECT status FROM deployments WHERE name = 'unlisted'");
+      expect(rows[0].status).toBe("pending");
+
+      await identity.setRules(operatorRules);
+      await openGate(cluster, gate);
+      await ledger.waitFor("unlisted", full);
+    } finally {
+      await identity.remove();
+    }
   });
 });
