@@ -6,7 +6,7 @@ import {
   makeInformer,
   type ObjectCache,
 } from "@kubernetes/client-node";
-import type { Logger } from "../logger.js";
+import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
 
 export interface ResilientInformer<T extends KubernetesObject> {
@@ -33,22 +33,28 @@ export function resilientInformer<T extends KubernetesObject>(options: {
   logger: Logger;
   labelSelector?: string;
 }): ResilientInformer<T> {
-  const informer = makeInformer<T>(options.kubeConfig, options.path, options.list, options.labelSelector);
   let stopped = true;
   let failures = 0;
   let restartTimer: NodeJS.Timeout | undefined;
   let relistTimer: NodeJS.Timeout | undefined;
 
-  informer.on("connect", () => {
+  // The backoff starts over only when a list has succeeded. (client-node's "connect" event fires
+  // before every list attempt, failed or not: resetting there kept the delay at 500 ms for ever.)
+  const list: ListPromise<T> = async () => {
+    const result = await options.list();
     failures = 0;
-  });
+    return result;
+  };
+  const informer = makeInformer<T>(options.kubeConfig, options.path, list, options.labelSelector);
   informer.on("error", (error: unknown) => {
     if (stopped) return;
     failures += 1;
     const delay = Math.min(30_000, 500 * 2 ** (failures - 1));
     metrics.watchRestarts.inc({ resource: options.resource, reason: "error" });
-    options.logger.warn(
-      { err: error, resource: options.resource, retryInMs: delay },
+    logRetry(
+      options.logger,
+      error,
+      { resource: options.resource, retryInMs: delay },
       "watch failed; restarting",
     );
     clearTimeout(restartTimer);
@@ -74,7 +80,7 @@ export function resilientInformer<T extends KubernetesObject>(options: {
       relistTimer = setInterval(() => {
         metrics.watchRestarts.inc({ resource: options.resource, reason: "relist" });
         relist().catch((error: unknown) =>
-          options.logger.warn({ err: error, resource: options.resource }, "re-list failed"),
+          logRetry(options.logger, error, { resource: options.resource }, "re-list failed"),
         );
       }, options.relistIntervalMs);
       relistTimer.unref();

@@ -1,5 +1,5 @@
 import { type CoordinationV1Api, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
-import type { Logger } from "../logger.js";
+import { type Logger, logRetry } from "../logger.js";
 import { isConflict, isNotFound } from "./kube-errors.js";
 
 const renewDeadline = 2 / 3;
@@ -16,11 +16,26 @@ export interface LeaderElectionOptions {
   onStoppedLeading: () => void;
 }
 
+/** Rejects when `promise` has not settled within `ms` (the request itself is left to finish). */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 /**
  * Leader election on a coordination.k8s.io Lease, as client-go does it: the holder renews the lease
- * every retry period; others take it over once it has not been renewed for a lease duration. Writes
- * carry the resourceVersion read, so two candidates cannot both win (the loser gets 409). A leader
- * that cannot renew within the lease duration stops leading at once, before anyone else may start.
+ * every retry period; others take it over once it has not changed for a lease duration. Writes carry
+ * the resourceVersion read, so two candidates cannot both win (the loser gets 409). A leader that
+ * cannot renew within the renew deadline (two thirds of the lease duration) stops leading at once,
+ * before anyone else may start; every request is bounded by that deadline, so a request that hangs
+ * cannot keep a leader leading.
+ *
+ * Expiry is judged by this replica's own clock only: by when it last saw the Lease change (its
+ * resourceVersion), never by comparing the holder's renewTime with the local clock, which a skewed
+ * clock on either side would get wrong.
  */
 export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
@@ -29,6 +44,8 @@ export class LeaderElector {
   private leading = false;
   private lastRenewal = 0;
   private stopped = false;
+  /** The Lease as last read (its resourceVersion), and when, by this replica's clock, it changed. */
+  private observed: { version: string; at: number } | undefined;
 
   constructor(private readonly options: LeaderElectionOptions) {}
 
@@ -66,7 +83,7 @@ export class LeaderElector {
       this.setLeading(acquired);
     } catch (error) {
       if (this.stopped) return false;
-      this.options.logger.warn({ err: error }, "lease update failed");
+      logRetry(this.options.logger, error, { lease: this.options.name }, "lease update failed");
       // Give up before the lease can expire for the others (client-go's renew deadline), so two
       // replicas never lead at once.
       if (this.leading && Date.now() - this.lastRenewal >= renewDeadline * this.options.leaseDurationMs) {
@@ -93,19 +110,32 @@ export class LeaderElector {
     else this.options.onStoppedLeading();
   }
 
+  private get requestTimeoutMs(): number {
+    return Math.max(100, Math.floor(renewDeadline * this.options.leaseDurationMs));
+  }
+
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const { api, namespace, name, identity } = this.options;
+    const { namespace, name, identity } = this.options;
+    const timeout = this.requestTimeoutMs;
+    const api = {
+      read: (request: { name: string; namespace: string }) =>
+        within(this.options.api.readNamespacedLease(request), timeout, "reading the Lease"),
+      create: (request: { namespace: string; body: V1Lease }) =>
+        within(this.options.api.createNamespacedLease(request), timeout, "creating the Lease"),
+      replace: (request: { name: string; namespace: string; body: V1Lease }) =>
+        within(this.options.api.replaceNamespacedLease(request), timeout, "renewing the Lease"),
+    };
     // Lease times are metav1.MicroTime: the API server wants exactly six fractional digits, which a
     // plain Date does not serialize to.
     const now = new V1MicroTime();
     const leaseDurationSeconds = Math.ceil(this.options.leaseDurationMs / 1000);
     let lease: V1Lease;
     try {
-      lease = await api.readNamespacedLease({ name, namespace });
+      lease = await api.read({ name, namespace });
     } catch (error) {
       if (!isNotFound(error)) throw error;
       try {
-        await api.createNamespacedLease({
+        await api.create({
           namespace,
           body: {
             metadata: { name, namespace },
@@ -126,8 +156,10 @@ export class LeaderElector {
     }
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity;
-    const renewedAt = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
-    const expired = renewedAt + (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000 < now.getTime();
+    const version = lease.metadata?.resourceVersion ?? "";
+    const seenAt = Date.now();
+    if (this.observed?.version !== version) this.observed = { version, at: seenAt };
+    const expired = this.observed.at + (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000 < seenAt;
     if (holder && holder !== identity && !expired) return false;
     const takingOver = holder !== identity;
     lease.spec = {
@@ -138,7 +170,7 @@ export class LeaderElector {
       ...(takingOver ? { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
     };
     try {
-      await api.replaceNamespacedLease({ name, namespace, body: lease });
+      await api.replace({ name, namespace, body: lease });
       return true;
     } catch (error) {
       if (isConflict(error)) return false;
@@ -148,7 +180,11 @@ export class LeaderElector {
 
   private async release(): Promise<void> {
     const { api, namespace, name, identity } = this.options;
-    const lease = await api.readNamespacedLease({ name, namespace });
+    const lease = await within(
+      api.readNamespacedLease({ name, namespace }),
+      this.requestTimeoutMs,
+      "reading the Lease",
+    );
     if (lease.spec?.holderIdentity !== identity) return;
     lease.spec = {
       ...lease.spec,
@@ -156,6 +192,10 @@ export class LeaderElector {
       leaseDurationSeconds: 1,
       renewTime: new V1MicroTime(0),
     };
-    await api.replaceNamespacedLease({ name, namespace, body: lease });
+    await within(
+      api.replaceNamespacedLease({ name, namespace, body: lease }),
+      this.requestTimeoutMs,
+      "releasing the Lease",
+    );
   }
 }

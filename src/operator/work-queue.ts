@@ -1,4 +1,4 @@
-import type { Logger } from "../logger.js";
+import { type Logger, logRetry } from "../logger.js";
 
 export type ReconcileResult = { requeueAfterMs?: number } | undefined;
 
@@ -83,7 +83,7 @@ export class WorkQueue {
       const failures = (this.failures.get(key) ?? 0) + 1;
       this.failures.set(key, failures);
       const delay = Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** (failures - 1));
-      this.options.logger.warn({ err: error, key, retryInMs: delay }, "reconcile failed; requeued");
+      logRetry(this.options.logger, error, { key, retryInMs: delay }, "reconcile failed; requeued");
       this.addAfter(key, delay);
     } finally {
       this.active.delete(key);

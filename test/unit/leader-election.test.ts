@@ -1,7 +1,8 @@
-import type { CoordinationV1Api, V1Lease } from "@kubernetes/client-node";
+import { type CoordinationV1Api, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/logger.js";
 import { LeaderElector } from "../../src/operator/leader-election.js";
+import { eventually } from "../support/receiver.js";
 
 // The LeaderElector's own logic with a hand-held lease API: each call waits until the test answers it,
 // so the interleavings that matter (a renewal still in flight when stop() is called) are exact.
@@ -32,7 +33,8 @@ function heldLeaseApi() {
     }
     throw new Error(`no ${method} call`);
   };
-  return { api, next };
+  const pending = (method: string) => calls.some((c) => c.method === method);
+  return { api, next, pending };
 }
 
 const notFound = Object.assign(new Error("not found"), { code: 404 });
@@ -86,9 +88,55 @@ describe("LeaderElector", () => {
     expect(events).toEqual(["started"]);
     const acquiredAt = Date.now();
     while (!events.includes("stopped")) (await next("read")).fail(new Error("API server unreachable"));
-    const gaveUpAfter = Date.now() - acquiredAt;
-    expect(gaveUpAfter).toBeGreaterThanOrEqual(150);
-    expect(gaveUpAfter).toBeLessThan(300);
+    // Not before the renew deadline (two thirds of 300 ms): a lower bound, which load cannot break.
+    expect(Date.now() - acquiredAt).toBeGreaterThanOrEqual(150);
     await leader.stop();
+  });
+
+  it("steps down when a renewal hangs instead of waiting on it forever", async () => {
+    const { api, next } = heldLeaseApi();
+    const { elector: leader, events } = elector(api, { leaseDurationMs: 300, retryPeriodMs: 50 });
+    leader.start();
+    (await next("read")).fail(notFound);
+    const create = await next("create");
+    create.answer(create.lease);
+    await next("read"); // the renewal's read, never answered
+    await eventually(async () => (events.includes("stopped") ? true : undefined), 5_000);
+    expect(leader.isLeader).toBe(false);
+    await leader.stop();
+  });
+
+  it("judges another holder's lease by when it saw it change, not by the holder's clock", async () => {
+    const { api, next, pending } = heldLeaseApi();
+    const { elector: candidate, events } = elector(api, { leaseDurationMs: 300, retryPeriodMs: 20 });
+    // The holder's clock is an hour behind: by renewTime its lease expired long ago, yet it renews.
+    const lease = (version: number): V1Lease => ({
+      metadata: { name: "lease", resourceVersion: String(version) },
+      spec: {
+        holderIdentity: "other",
+        leaseDurationSeconds: 1,
+        renewTime: new V1MicroTime(Date.now() - 3_600_000),
+      },
+    });
+    candidate.start();
+    for (let version = 1; version <= 20; version++) {
+      (await next("read")).answer(lease(version));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(pending("replace")).toBe(false);
+    }
+    expect(events).toEqual([]);
+    // The holder stops renewing: after a lease duration (1 s, its leaseDurationSeconds) it is taken over.
+    const lastChange = Date.now();
+    let replace: Awaited<ReturnType<typeof next>> | undefined;
+    while (!replace) {
+      (await next("read")).answer(lease(20));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      if (pending("replace")) replace = await next("replace");
+    }
+    expect(Date.now() - lastChange).toBeGreaterThanOrEqual(1_000);
+    expect(replace.lease?.spec?.holderIdentity).toBe("me");
+    replace.answer(replace.lease);
+    await eventually(async () => (events.includes("started") ? true : undefined), 5_000);
+    await candidate.stop().catch(() => {});
   });
 });
