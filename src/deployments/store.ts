@@ -1,6 +1,5 @@
+import { type PageRequest, selectPage } from "../db/page.js";
 import type { Queryable } from "../db/pool.js";
-import type { PageRequest } from "../http/pagination.js";
-import { offsetOf } from "../http/pagination.js";
 import type { DeploymentStatus } from "./schemas.js";
 
 export interface DeploymentRow {
@@ -26,22 +25,21 @@ export interface DeploymentRow {
 const columns = `id, project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message,
   url, status, error_message, started_at, finished_at, emitted_events, created_at, updated_at`;
 
-export async function listDeployments(
+export function listDeployments(
   db: Queryable,
   projectId: number,
   page: PageRequest,
 ): Promise<{ rows: DeploymentRow[]; total: number }> {
-  const [items, count] = await Promise.all([
-    db.query<DeploymentRow>(
-      `SELECT ${columns} FROM deployments WHERE project_id = $1
-        ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-      [projectId, page.size, offsetOf(page)],
-    ),
-    db.query<{ total: number }>("SELECT count(*)::int AS total FROM deployments WHERE project_id = $1", [
-      projectId,
-    ]),
-  ]);
-  return { rows: items.rows, total: count.rows[0]?.total ?? 0 };
+  return selectPage<DeploymentRow>(
+    db,
+    {
+      columns,
+      from: "deployments WHERE project_id = $1",
+      orderBy: "created_at DESC, id DESC",
+      params: [projectId],
+    },
+    page,
+  );
 }
 
 export interface NewDeployment {

@@ -43,12 +43,3 @@ export const deliveryLimit = queryInteger("limit")
   .transform(clamp(1, 100))
   .default(50)
   .openapi({ description: "How many deliveries, newest first; default 50, clamped to 1–100", example: 50 });
-
-export interface PageRequest {
-  page: number;
-  size: number;
-}
-
-export function offsetOf(request: PageRequest): number {
-  return (request.page - 1) * request.size;
-}

@@ -1,6 +1,5 @@
+import { type PageRequest, selectPage } from "../db/page.js";
 import type { Queryable } from "../db/pool.js";
-import type { PageRequest } from "../http/pagination.js";
-import { offsetOf } from "../http/pagination.js";
 
 export interface ProjectRow {
   id: number;
@@ -14,23 +13,21 @@ export interface ProjectRow {
 const columns = "id, name, slug, repo_url, created_at, updated_at";
 
 /** projectIds null = every project (admin key). Newest first; id breaks ties so pages are stable. */
-export async function listProjects(
+export function listProjects(
   db: Queryable,
   page: PageRequest,
   projectIds: number[] | null,
 ): Promise<{ rows: ProjectRow[]; total: number }> {
-  const [items, count] = await Promise.all([
-    db.query<ProjectRow>(
-      `SELECT ${columns} FROM projects WHERE ($1::bigint[] IS NULL OR id = ANY($1))
-        ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-      [projectIds, page.size, offsetOf(page)],
-    ),
-    db.query<{ total: number }>(
-      "SELECT count(*)::int AS total FROM projects WHERE ($1::bigint[] IS NULL OR id = ANY($1))",
-      [projectIds],
-    ),
-  ]);
-  return { rows: items.rows, total: count.rows[0]?.total ?? 0 };
+  return selectPage<ProjectRow>(
+    db,
+    {
+      columns,
+      from: "projects WHERE ($1::bigint[] IS NULL OR id = ANY($1))",
+      orderBy: "created_at DESC, id DESC",
+      params: [projectIds],
+    },
+    page,
+  );
 }
 
 export async function findProject(db: Queryable, id: number): Promise<ProjectRow | undefined> {

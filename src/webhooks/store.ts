@@ -1,6 +1,5 @@
+import { type PageRequest, selectPage } from "../db/page.js";
 import type { Queryable } from "../db/pool.js";
-import type { PageRequest } from "../http/pagination.js";
-import { offsetOf } from "../http/pagination.js";
 
 export interface WebhookRow {
   id: number;
@@ -25,21 +24,21 @@ export async function listWebhooks(db: Queryable, projectId: number): Promise<We
   return rows;
 }
 
-export async function listWebhooksPage(
+export function listWebhooksPage(
   db: Queryable,
   projectId: number,
   page: PageRequest,
 ): Promise<{ rows: WebhookRow[]; total: number }> {
-  const [items, count] = await Promise.all([
-    db.query<WebhookRow>(
-      `SELECT ${columns} FROM webhooks WHERE project_id = $1 ${newestFirst} LIMIT $2 OFFSET $3`,
-      [projectId, page.size, offsetOf(page)],
-    ),
-    db.query<{ total: number }>("SELECT count(*)::int AS total FROM webhooks WHERE project_id = $1", [
-      projectId,
-    ]),
-  ]);
-  return { rows: items.rows, total: count.rows[0]?.total ?? 0 };
+  return selectPage<WebhookRow>(
+    db,
+    {
+      columns,
+      from: "webhooks WHERE project_id = $1",
+      orderBy: "created_at DESC, id DESC",
+      params: [projectId],
+    },
+    page,
+  );
 }
 
 export async function findWebhook(

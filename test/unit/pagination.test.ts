@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { offsetOf } from "../../src/db/page.js";
 import { listDeliveriesQuery } from "../../src/deliveries/schemas.js";
 import { listDeploymentsQuery } from "../../src/deployments/schemas.js";
-import { offsetOf, pageNumber, pageSize, perPageQuery } from "../../src/http/pagination.js";
+import { pageNumber, pageSize, perPageQuery } from "../../src/http/pagination.js";
 import { listProjectsQuery } from "../../src/projects/schemas.js";
 import { listWebhooksQuery } from "../../src/webhooks/schemas.js";
 
