@@ -10,7 +10,7 @@ import { createDeliveryEngine, type DeliveryEngine } from "./delivery-engine/eng
 import { createApp } from "./http/app.js";
 import type { Logger } from "./logger.js";
 import { loadKubeConfig, operatorNamespace } from "./operator/kube-config.js";
-import { type RunningOperator, startOperator } from "./operator/operator.js";
+import type { RunningOperator } from "./operator/operator.js";
 import { version } from "./version.js";
 
 export interface RunningService {
@@ -76,9 +76,11 @@ export async function startService(
 
   const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
   if (config.delivery.workers) await engine.start();
-  const kubeConfig = "kubeConfig" in options ? options.kubeConfig : loadKubeConfig(config.kubernetes.mode);
+  const kubeConfig =
+    "kubeConfig" in options ? options.kubeConfig : await loadKubeConfig(config.kubernetes.mode);
+  // The controllers (and client-node behind them) are loaded only where a cluster is.
   const operator = kubeConfig
-    ? startOperator({
+    ? (await import("./operator/operator.js")).startOperator({
         kubeConfig,
         pool,
         config: { ...config.kubernetes, leaseNamespace: operatorNamespace(config.kubernetes.podNamespace) },

@@ -1,5 +1,5 @@
 import { type Command, CommanderError } from "commander";
-import { ApiClientError, ApiNetworkError } from "../client/api-client.js";
+import { ApiClientError, ApiNetworkError } from "../client/errors.js";
 
 // Exit codes of the command-line client.
 export const exitCodes = { ok: 0, failure: 1, usage: 2 } as const;

@@ -3,7 +3,6 @@ import { Command } from "commander";
 import { version } from "../version.js";
 import { reportError } from "./errors.js";
 import { serve } from "./serve.js";
-import { registerWebhookCommands } from "./webhooks/commands.js";
 
 // One binary: `serve` runs the operator, `webhooks` (alias `hooks`) is the API client.
 const program = new Command()
@@ -22,7 +21,8 @@ program
   .option("--no-kubernetes", "run the API and delivery workers only, even where a cluster is configured")
   .action(serve);
 
-registerWebhookCommands(program);
+// The API client's commands (and axios behind them, ~30 MiB) are not loaded to run the service.
+if (process.argv[2] !== "serve") (await import("./webhooks/commands.js")).registerWebhookCommands(program);
 
 // `webhook-operator hooks list | head -1` closes the pipe early; that is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

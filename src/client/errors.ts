@@ -1,4 +1,9 @@
-import { isAxiosError } from "axios";
+import type { AxiosError } from "axios";
+
+// What axios's own isAxiosError checks; written out so that this module (imported by every CLI
+// command, `serve` included) does not load axios.
+const isAxiosError = (error: unknown): error is AxiosError =>
+  typeof error === "object" && error !== null && (error as { isAxiosError?: unknown }).isAxiosError === true;
 
 /** One problem with a request field, as the server's validation error lists it. */
 export interface FieldProblem {

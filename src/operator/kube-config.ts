@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { KubernetesMode } from "../config.js";
 
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -10,21 +10,26 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
  * The cluster to run against: in-cluster (service account) when the pod environment says so, else the
  * current context of $KUBECONFIG or ~/.kube/config. undefined when there is none (mode auto) or the
  * mode is false. Mode true without any cluster is an error.
+ *
+ * @kubernetes/client-node is imported only when a cluster is configured: it is most of a standalone
+ * replica's memory otherwise (about 85 MiB of an idle process's 155 MiB, measured on Node 24).
  */
-export function loadKubeConfig(
+export async function loadKubeConfig(
   mode: KubernetesMode,
   env: NodeJS.ProcessEnv = process.env,
-): KubeConfig | undefined {
+): Promise<KubeConfig | undefined> {
   if (mode === "false") return undefined;
-  const kubeConfig = new KubeConfig();
-  if (env.KUBERNETES_SERVICE_HOST && existsSync(path.join(serviceAccountDir, "token"))) {
-    kubeConfig.loadFromCluster();
-    return kubeConfig;
-  }
+  const inCluster = Boolean(env.KUBERNETES_SERVICE_HOST && existsSync(path.join(serviceAccountDir, "token")));
   const files = env.KUBECONFIG
     ? env.KUBECONFIG.split(path.delimiter)
     : [path.join(homedir(), ".kube", "config")];
-  if (files.some((file) => existsSync(file))) {
+  if (inCluster || files.some((file) => existsSync(file))) {
+    const { KubeConfig } = await import("@kubernetes/client-node");
+    const kubeConfig = new KubeConfig();
+    if (inCluster) {
+      kubeConfig.loadFromCluster();
+      return kubeConfig;
+    }
     kubeConfig.loadFromDefault();
     if (kubeConfig.getCurrentCluster()) return kubeConfig;
   }
