@@ -46,7 +46,10 @@ export function namespaceProjects(
   return {
     isSelected(name) {
       if (name.startsWith("kube-")) return false;
-      const labels = getNamespace(name)?.metadata?.labels ?? {};
+      // A namespace not (or no longer) in the cache is no project: a deleted one must not come back.
+      const namespace = getNamespace(name);
+      if (!namespace) return false;
+      const labels = namespace.metadata?.labels ?? {};
       return requirements.every((requirement) => requirement(labels));
     },
     describe(name) {

@@ -14,7 +14,12 @@ import {
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
-import { ensureNamespaceProject, type ProjectRow } from "../projects/store.js";
+import {
+  deleteNamespaceProject,
+  deleteProjectsOfMissingNamespaces,
+  ensureNamespaceProject,
+  type ProjectRow,
+} from "../projects/store.js";
 import { deleteOwnedWebhook, deleteWebhooksOfMissingOwners } from "../webhooks/store.js";
 import { group, plural, version, type WebhookResource } from "./api/webhook-v1alpha1.js";
 import { reconcileDeployment } from "./controllers/rollout-controller.js";
@@ -115,8 +120,14 @@ export function startOperator(options: {
         relistIntervalMs: config.relistIntervalMs,
         logger,
       });
-    const namespaces: ResilientInformer<V1Namespace> = informer("namespaces", "/api/v1/namespaces", () =>
-      core.listNamespace(),
+    const namespaces: ResilientInformer<V1Namespace> = informer(
+      "namespaces",
+      "/api/v1/namespaces",
+      async () => {
+        const list = await core.listNamespace();
+        await removeProjectsOfDeletedNamespaces(list.items);
+        return list;
+      },
     );
     // Custom objects arrive as plain JSON (timestamps stay strings), hence the WebhookResource casts.
     const webhooks = informer<KubernetesObject>(
@@ -175,6 +186,20 @@ export function startOperator(options: {
       );
       if (cancelled > 0)
         logger.info({ cancelled }, "cancelled rollouts of Deployments deleted while no leader ran");
+    }
+
+    // Namespaces deleted while no leader ran take their projects along, after a complete list.
+    async function removeProjectsOfDeletedNamespaces(present: V1Namespace[]) {
+      const removed = await deleteProjectsOfMissingNamespaces(
+        pool,
+        present.map((namespace) => namespace.metadata?.name ?? ""),
+      ).catch((error: unknown) => {
+        logger.warn({ err: error }, "removing projects of deleted namespaces failed; next re-list retries");
+        return [];
+      });
+      for (const slug of removed) projects.delete(slug);
+      if (removed.length > 0)
+        logger.info({ projects: removed }, "removed the projects of deleted namespaces");
     }
 
     const selection = namespaceProjects(config.namespaceSelector, (name) => namespaces.informer.get(name));
@@ -242,6 +267,15 @@ export function startOperator(options: {
       for (const resource of webhookResources(namespace)) webhookQueue.add(key(resource));
     };
 
+    namespaces.informer.on("delete", (namespace) => {
+      const name = namespace.metadata?.name ?? "";
+      projects.delete(name);
+      deleteNamespaceProject(pool, name).then(
+        (removed) => removed && logger.info({ project: name }, "removed the project of a deleted namespace"),
+        (error: unknown) =>
+          logger.warn({ err: error, namespace: name }, "removing a deleted namespace's project failed"),
+      );
+    });
     namespaces.informer.on("change", (namespace) => {
       const name = namespace.metadata?.name ?? "";
       projects.delete(name);

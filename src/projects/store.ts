@@ -60,12 +60,13 @@ export async function ensureNamespaceProject(
       `WITH existing AS (SELECT ${columns} FROM projects WHERE slug = $1),
        updated AS (
          UPDATE projects SET name = COALESCE($2, name), repo_url = COALESCE($3, repo_url),
-                             updated_at = clock_timestamp()
-          WHERE slug = $1 AND (name, repo_url) IS DISTINCT FROM (COALESCE($2, name), COALESCE($3, repo_url))
+                             from_namespace = true, updated_at = clock_timestamp()
+          WHERE slug = $1
+            AND (name, repo_url, from_namespace) IS DISTINCT FROM (COALESCE($2, name), COALESCE($3, repo_url), true)
           RETURNING ${columns}),
        inserted AS (
-         INSERT INTO projects (name, slug, repo_url)
-         SELECT COALESCE($2, $1), $1, $3 WHERE NOT EXISTS (SELECT 1 FROM existing)
+         INSERT INTO projects (name, slug, repo_url, from_namespace)
+         SELECT COALESCE($2, $1), $1, $3, true WHERE NOT EXISTS (SELECT 1 FROM existing)
          ON CONFLICT (slug) DO NOTHING
          RETURNING ${columns})
        SELECT * FROM updated
@@ -75,4 +76,26 @@ export async function ensureNamespaceProject(
     );
     if (rows[0]) return rows[0];
   }
+}
+
+/**
+ * Removes the projects of namespaces that no longer exist (slugs not in `namespaces`, the complete
+ * list from a successful full list, or everything but the present ones after a delete event), with
+ * their webhooks, deliveries and rollouts. Projects created through the API are kept.
+ */
+export async function deleteProjectsOfMissingNamespaces(
+  db: Queryable,
+  namespaces: string[],
+): Promise<string[]> {
+  const { rows } = await db.query<{ slug: string }>(
+    "DELETE FROM projects WHERE from_namespace AND NOT (slug = ANY($1::text[])) RETURNING slug",
+    [namespaces],
+  );
+  return rows.map((row) => row.slug);
+}
+
+/** Removes the project of one deleted namespace (see deleteProjectsOfMissingNamespaces). */
+export async function deleteNamespaceProject(db: Queryable, namespace: string): Promise<boolean> {
+  const { rowCount } = await db.query("DELETE FROM projects WHERE from_namespace AND slug = $1", [namespace]);
+  return rowCount === 1;
 }
