@@ -1,0 +1,59 @@
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import type { Readable } from "node:stream";
+import { assertBuilt } from "./cli.js";
+import { eventually } from "./receiver.js";
+import { repoRoot } from "./tools.js";
+
+// The operator as users run it outside a cluster: `node dist/src/cli/main.js serve` with a kubeconfig,
+// its JSON log kept for the test to read.
+
+export interface OperatorProcess {
+  url: string;
+  /** The whole log so far (stdout and stderr, pino JSON lines). */
+  log(): string;
+  /**
+   * The log lines that report a refused API call (403 Forbidden), quotes and escapes removed
+   * ("leases.coordination.k8s.io x is forbidden: User system:serviceaccount:…"): empty when RBAC
+   * allowed everything.
+   */
+  forbidden(): string[];
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export async function startOperatorProcess(env: Record<string, string>): Promise<OperatorProcess> {
+  assertBuilt();
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
+    process.execPath,
+    ["dist/src/cli/main.js", "serve"],
+    {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "debug", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const url = await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`the operator exited with ${child.exitCode}:\n${output}`);
+    return /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1];
+  }, 30_000);
+  return {
+    url,
+    log: () => output,
+    forbidden: () => output.split("\n").flatMap(refusal),
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+// client-node's ApiException message holds "HTTP-Code: 403" and the Status body, JSON in a JSON string
+// in the log line: flattened, the API server's own sentence reads plainly.
+function refusal(line: string): string[] {
+  const flat = line.replace(/[\\"]/g, "");
+  return /HTTP-Code: 403|\bis forbidden\b|reason:Forbidden/.test(flat) ? [flat] : [];
+}
