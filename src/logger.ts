@@ -30,8 +30,29 @@ export function createLogger(level: string): Logger {
 export function describeError(error: unknown): { error: string; code?: string | number } {
   if (!(error instanceof Error)) return { error: String(error) };
   const code = (error as { code?: string | number }).code;
-  // client-node's ApiException puts the whole response in its message; the first line says it.
-  return { error: error.message.split("\n")[0] ?? "", ...(code !== undefined ? { code } : {}) };
+  return {
+    error: statusMessage(error) ?? error.message.split("\n")[0] ?? "",
+    ...(code !== undefined ? { code } : {}),
+  };
+}
+
+/**
+ * The API server's own sentence for a failed Kubernetes call ("leases … is forbidden: User … cannot
+ * get …"): client-node's ApiException carries the Status object as its body, and the whole response
+ * (headers included) in a many-line message.
+ */
+function statusMessage(error: Error): string | undefined {
+  const { body, code } = error as { body?: unknown; code?: unknown };
+  let status: unknown = body;
+  if (typeof body === "string") {
+    try {
+      status = JSON.parse(body);
+    } catch {
+      return undefined;
+    }
+  }
+  const message = (status as { message?: unknown } | undefined)?.message;
+  return typeof message === "string" && message !== "" ? `HTTP ${code}: ${message}` : undefined;
 }
 
 export function logRetry(

@@ -53,14 +53,15 @@ afterAll(async () => {
   await database?.drop();
 });
 
-function replica(kubeconfig: string, extra: Record<string, string> = {}): OperatorProcess {
-  const operator = startOperatorProcess({
+async function replica(kubeconfig: string, extra: Record<string, string> = {}): Promise<OperatorProcess> {
+  const operator = await startOperatorProcess({
     ...operatorEnv(label),
     DATABASE_URL: database.url,
     KUBECONFIG: kubeconfig,
     KUBERNETES: "true",
     API_KEY: "process-test-key-0123456789",
     DELIVERY_ALLOW_PRIVATE_NETWORKS: "true",
+    LOG_LEVEL: "info",
     ...extra,
   });
   processes.push(operator);
@@ -70,10 +71,9 @@ function replica(kubeconfig: string, extra: Record<string, string> = {}): Operat
 describe("operator processes on a real cluster", () => {
   it("a leader SIGKILLed mid-rollout: the other replica takes over, and each event is recorded and delivered once", async () => {
     const ledger = rolloutLedger(observer, receiver);
-    const first = replica(cluster.kubeconfigPath);
+    const first = await replica(cluster.kubeconfigPath);
     await waitForLog(first, "became leader");
-    const second = replica(cluster.kubeconfigPath);
-    await waitForLog(second, "webhook-operator listening");
+    const second = await replica(cluster.kubeconfigPath);
 
     const gate = uniqueName("failover");
     await cluster.apps.createNamespacedDeployment({ namespace, body: deploymentManifest("web", { gate }) });
@@ -97,7 +97,7 @@ describe("operator processes on a real cluster", () => {
       { event_type: "deployment.succeeded", n: 1 },
     ]);
     expect(first.logged("became leader")).toHaveLength(1);
-    await second.kill();
+    await second.stop();
   });
 
   it("backs off a failing watch exponentially and logs each retry as one line without a stack", async () => {
@@ -111,7 +111,7 @@ describe("operator processes on a real cluster", () => {
     try {
       const kubeconfig = path.join(tmpdir(), `${uniqueName("kubeconfig")}.json`);
       await writeFile(kubeconfig, identity.kubeConfig().exportConfig(), { mode: 0o600 });
-      const operator = replica(kubeconfig);
+      const operator = await replica(kubeconfig);
       await waitForLog(operator, "became leader");
       await waitForLog(operator, "watch failed; restarting", 4, clusterPatience);
       const retries = operator
@@ -131,7 +131,7 @@ describe("operator processes on a real cluster", () => {
         ]);
         return rows[0].n === 1 ? true : undefined;
       }, clusterPatience);
-      await operator.kill();
+      await operator.stop();
     } finally {
       await identity.remove();
     }

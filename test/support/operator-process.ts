@@ -1,41 +1,52 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import type { Readable } from "node:stream";
+import { assertBuilt } from "./cli.js";
 import { eventually } from "./receiver.js";
 import { repoRoot } from "./tools.js";
 
-/**
- * The operator as users run it: `webhook-operator serve` from dist/ in a process of its own, so a
- * test can SIGKILL it. Its JSON log lines are kept for assertions (`logs`).
- */
+// The operator as users run it outside a cluster: `node dist/src/cli/main.js serve` with a kubeconfig,
+// in a process of its own (so a test can SIGKILL it), its JSON log kept for the test to read.
+
 export interface OperatorProcess {
-  child: ChildProcess;
-  logs: string[];
+  url: string;
+  /** The whole log so far (stdout and stderr, pino JSON lines). */
+  log(): string;
   /** Parsed log lines whose `msg` is `message`. */
   logged(message: string): Record<string, unknown>[];
-  kill(signal?: NodeJS.Signals): Promise<void>;
+  /**
+   * The log lines that report a refused API call (403 Forbidden), quotes and escapes removed
+   * ("leases.coordination.k8s.io x is forbidden: User system:serviceaccount:…"): empty when RBAC
+   * allowed everything.
+   */
+  forbidden(): string[];
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+  /** Sends `signal` (SIGKILL: no shutdown at all) and waits for the exit. */
+  kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-export function startOperatorProcess(env: Record<string, string>): OperatorProcess {
-  const child = spawn(
-    path.join(repoRoot, "node_modules/.bin/node"),
-    [path.join(repoRoot, "dist/src/cli/main.js"), "serve"],
+/** Starts the operator and waits until it listens. */
+export async function startOperatorProcess(env: Record<string, string>): Promise<OperatorProcess> {
+  assertBuilt();
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
+    process.execPath,
+    ["dist/src/cli/main.js", "serve"],
     {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
+      env: { PATH: process.env.PATH, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "debug", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
-  const logs: string[] = [];
-  let partial = "";
-  const collect = (chunk: Buffer) => {
-    const lines = (partial + chunk.toString("utf8")).split("\n");
-    partial = lines.pop() ?? "";
-    logs.push(...lines.filter((line) => line !== ""));
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
+  let output = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const url = await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`the operator exited with ${child.exitCode}:\n${output}`);
+    return /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1];
+  }, 30_000);
   const parsed = () =>
-    logs.flatMap((line) => {
+    output.split("\n").flatMap((line) => {
       try {
         return [JSON.parse(line) as Record<string, unknown>];
       } catch {
@@ -43,13 +54,16 @@ export function startOperatorProcess(env: Record<string, string>): OperatorProce
       }
     });
   return {
-    child,
-    logs,
+    url,
+    log: () => output,
     logged: (message) => parsed().filter((line) => line.msg === message),
-    async kill(signal = "SIGTERM") {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill(signal);
+    forbidden: () => output.split("\n").flatMap(refusal),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+    async kill(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
   };
@@ -61,6 +75,13 @@ export function waitForLog(operator: OperatorProcess, message: string, count = 1
     async () => (operator.logged(message).length >= count ? true : undefined),
     timeoutMs,
   ).catch(() => {
-    throw new Error(`operator did not log "${message}"; its log:\n${operator.logs.slice(-30).join("\n")}`);
+    throw new Error(`the operator did not log "${message}"; its log ends:\n${operator.log().slice(-3_000)}`);
   });
+}
+
+// client-node's ApiException message holds "HTTP-Code: 403" and the Status body, JSON in a JSON string
+// in the log line: flattened, the API server's own sentence reads plainly.
+function refusal(line: string): string[] {
+  const flat = line.replace(/[\\"]/g, "");
+  return /HTTP-Code: 403|\bis forbidden\b|reason:Forbidden/.test(flat) ? [flat] : [];
 }
