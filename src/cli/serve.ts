@@ -42,9 +42,14 @@ export async function serve(options: { kubernetes?: boolean } = {}): Promise<voi
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
     } else {
-      process.stderr.write(
-        `webhook-operator failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
+      // Never "undefined": some libraries reject with nothing at all.
+      const reason =
+        error instanceof Error
+          ? error.message
+          : error === undefined || error === null
+            ? "an unknown error (the log above may say more)"
+            : String(error);
+      process.stderr.write(`webhook-operator failed to start: ${reason}\n`);
     }
     // Exit now: a half-started service (database pool, embedded Postgres) would keep the process alive.
     process.exit(1);

