@@ -26,7 +26,7 @@ const configSchema = z.object({
   EMBEDDED_POSTGRES_PORT: wholeNumber(1, 65_535).default(5433),
   API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
   API_KEY_FILE: z.string().min(1).optional(),
-  SHUTDOWN_TIMEOUT_MS: wholeNumber(0).default(10_000),
+  SHUTDOWN_TIMEOUT_MS: wholeNumber(0).optional(),
   DELIVERY_CONCURRENCY: wholeNumber(1, 1_000).default(64),
   DELIVERY_PER_WEBHOOK_CONCURRENCY: wholeNumber(1, 1_000).default(16),
   DELIVERY_WORKERS: booleanFromEnv.default(true),
@@ -73,6 +73,14 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/**
+ * How long connecting to a receiver may take: undici's 10 s, or the whole timeout when that is shorter.
+ * A send can therefore last up to connect + DELIVERY_TIMEOUT_MS + ~1 s (undici's timers tick every
+ * half second): its lease must cover that, or another replica would send it again while it runs.
+ */
+export const deliveryConnectTimeoutMs = (timeoutMs: number) => Math.min(10_000, timeoutMs);
+const longestSendMs = (timeoutMs: number) => timeoutMs + deliveryConnectTimeoutMs(timeoutMs) + 1_000;
+
 /** auto: in a cluster (service account) or with a kubeconfig; false: API and workers only. */
 export type KubernetesMode = "auto" | "true" | "false";
 
@@ -87,6 +95,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);
   }
   const e = parsed.data;
+  if (e.DELIVERY_LEASE_MS < longestSendMs(e.DELIVERY_TIMEOUT_MS)) {
+    throw new ConfigError(
+      `Invalid configuration:\n  DELIVERY_LEASE_MS: ${e.DELIVERY_LEASE_MS} cannot cover a send: with DELIVERY_TIMEOUT_MS=${e.DELIVERY_TIMEOUT_MS} a send (connect, request, response) can take ${longestSendMs(e.DELIVERY_TIMEOUT_MS)} ms, and a lease that ends first lets another replica send the same delivery again. Set DELIVERY_LEASE_MS to at least ${longestSendMs(e.DELIVERY_TIMEOUT_MS)} or lower DELIVERY_TIMEOUT_MS.`,
+    );
+  }
   return {
     http: { host: e.HOST, port: e.PORT },
     logLevel: e.LOG_LEVEL,
@@ -97,7 +110,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       embeddedPort: e.EMBEDDED_POSTGRES_PORT,
     },
     apiKey: { value: e.API_KEY, file: e.API_KEY_FILE },
-    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    // By default long enough for the sends in flight to finish (or time out) and be recorded, so a
+    // rolling update does not hand them back to the queue to be sent twice.
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS ?? longestSendMs(e.DELIVERY_TIMEOUT_MS) + 5_000,
     kubernetes: {
       mode: e.KUBERNETES,
       podNamespace: e.POD_NAMESPACE,

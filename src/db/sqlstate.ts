@@ -1,3 +1,5 @@
+import pg from "pg";
+
 // SQLSTATE codes we act on, in one table: callers ask what an error means, never match its text.
 const sqlstates = {
   uniqueViolation: "23505",
@@ -40,7 +42,13 @@ export function isAlreadyCreated(error: unknown): boolean {
   );
 }
 
+/**
+ * Whether trying again may succeed: a transient SQLSTATE, or no answer from the server at all. Errors
+ * the server reported are pg DatabaseErrors (they carry a SQLSTATE); anything else from a query is the
+ * connection failing, refused or dropped ("Connection terminated unexpectedly" has no code at all).
+ */
 export function isTransientDatabaseError(error: unknown): boolean {
+  if (!(error instanceof pg.DatabaseError)) return true;
   const code = codeOf(error);
-  return code !== undefined && (transient.has(code) || code === "ECONNREFUSED" || code === "ECONNRESET");
+  return code !== undefined && transient.has(code);
 }

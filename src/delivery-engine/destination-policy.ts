@@ -101,8 +101,12 @@ export function createDeliveryAgent(opts: {
   policy: DestinationPolicy;
   connections?: number;
   keepAliveTimeoutMs?: number;
+  connectTimeoutMs?: number;
 }): Agent {
-  const connectThroughLookup = buildConnector({ lookup: guardedLookup(opts.policy) });
+  const connectThroughLookup = buildConnector({
+    lookup: guardedLookup(opts.policy),
+    timeout: opts.connectTimeoutMs ?? 10_000,
+  });
   return new Agent({
     connections: opts.connections ?? null,
     keepAliveTimeout: opts.keepAliveTimeoutMs ?? 4_000,

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { Config } from "../config.js";
+import { type Config, deliveryConnectTimeoutMs } from "../config.js";
 import { createPool, type Pool, withTransaction } from "../db/pool.js";
 import { isUniqueViolation } from "../db/sqlstate.js";
 import { findDeliveryRecord } from "../deliveries/store.js";
@@ -67,7 +67,10 @@ export function createDeliveryEngine(options: {
   const workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
   // No per-origin connection cap: concurrency is bounded by the worker (globally and per webhook), and
   // a cap per origin would let one hanging webhook block others that share its host.
-  const agent = createDeliveryAgent({ policy: { allowPrivateNetworks: config.allowPrivateNetworks } });
+  const agent = createDeliveryAgent({
+    policy: { allowPrivateNetworks: config.allowPrivateNetworks },
+    connectTimeoutMs: deliveryConnectTimeoutMs(config.timeoutMs),
+  });
   const send = createSender({
     dispatcher: agent,
     timeoutMs: config.timeoutMs,
@@ -87,9 +90,21 @@ export function createDeliveryEngine(options: {
   });
   const lease = { workerId, leaseMs: config.leaseMs };
   let stopping: Promise<void> | undefined;
+  /** Replays and test events being sent now: shutdown waits for them before the pool ends. */
+  const synchronousSends = new Set<Promise<unknown>>();
 
   /** Sends a delivery row this process leased and records the outcome before answering. */
-  async function sendLeased(
+  function sendLeased(
+    webhook: WebhookRow,
+    delivery: { id: number; eventType: string; body: string },
+  ): Promise<DeliveryOutcome> {
+    const sending = sendAndRecord(webhook, delivery);
+    synchronousSends.add(sending);
+    void sending.catch(() => {}).finally(() => synchronousSends.delete(sending));
+    return sending;
+  }
+
+  async function sendAndRecord(
     webhook: WebhookRow,
     delivery: { id: number; eventType: string; body: string },
   ): Promise<DeliveryOutcome> {
@@ -114,7 +129,13 @@ export function createDeliveryEngine(options: {
     start: () => worker.start(),
     wake: () => worker.wake(),
     stop(timeoutMs) {
-      stopping ??= worker.stop(timeoutMs).then(() => workerPool.end());
+      stopping ??= Promise.all([
+        worker.stop(timeoutMs),
+        Promise.race([
+          Promise.allSettled(synchronousSends),
+          new Promise((resolve) => setTimeout(resolve, timeoutMs)),
+        ]),
+      ]).then(() => workerPool.end());
       return stopping;
     },
 

@@ -32,10 +32,12 @@ export interface ClaimRequest {
 // One statement does a worker's whole round trip: record the outcomes that finished, then claim what
 // is due for the slots now free. Both parts are described where they happen.
 //
-// recorded: only rows still leased to this worker are written; if the lease ran out and another
-//   worker took a row over, that worker's outcome is the one recorded. Each row finds its outcome by
-//   its position in the id array rather than by joining an unnest: the lease filter is estimated at
-//   ~1 row, and with that estimate the planner joins by rescanning the whole unnest per row.
+// recorded: an outcome is written whoever holds the row's lease now, unless the row already has one.
+//   An attempt that finished is a fact: when a lease ran out (a database outage, a stalled process)
+//   and another worker sent the row again, the first outcome recorded stands and the later one is
+//   dropped (the receiver saw the same delivery twice, which at-least-once allows). Each row finds
+//   its outcome by its position in the id array rather than by joining an unnest: the filter is
+//   estimated at ~1 row, and with that estimate the planner joins by rescanning the unnest per row.
 const recordedCte = `
   recorded AS (
     UPDATE deliveries d
@@ -45,14 +47,17 @@ const recordedCte = `
            error_message = ($6::text[])[array_position($2::bigint[], d.id)],
            delivered_at = to_timestamp(($7::float8[])[array_position($2::bigint[], d.id)] / 1000),
            locked_by = NULL, locked_until = NULL
-     WHERE d.id = ANY ($2::bigint[]) AND d.locked_by = $1 AND d.state = 'in_flight'
+     WHERE d.id = ANY ($2::bigint[]) AND d.delivered_at IS NULL
     RETURNING d.id
   )`;
 
 // Due rows are the queued ones and in-flight ones whose lease expired (their worker died), oldest
 // first. SKIP LOCKED lets every replica's workers claim concurrently without waiting on each other.
-// The rows just recorded are not due (this statement's snapshot still sees them leased to this worker).
-const dueRows = `delivered_at IS NULL AND (state = 'queued' OR locked_until < clock_timestamp())`;
+// The rows being recorded are excluded by id: this statement's snapshot still sees them unfinished,
+// and one whose lease ran out would otherwise be claimed here, its recording skipped (a row is
+// updated once per statement) and the outcome lost while the delivery went out again.
+const dueRows = `delivered_at IS NULL AND (state = 'queued' OR locked_until < clock_timestamp())
+  AND NOT (id = ANY ($2::bigint[]))`;
 const claimedCte = (from: string) => `
   claimed AS (
     UPDATE deliveries d

@@ -1,7 +1,7 @@
 import pg from "pg";
 import type { Pool } from "../db/pool.js";
 import { isTransientDatabaseError } from "../db/sqlstate.js";
-import type { Logger } from "../logger.js";
+import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
 import { deliveriesChannel } from "./emit.js";
 import { type ClaimedDelivery, type RecordedOutcome, recordAndClaim, releaseClaims } from "./outbox.js";
@@ -21,6 +21,8 @@ export interface WorkerOptions {
 }
 
 const outcomeBatchSize = 500;
+/** Outcomes kept in memory while the database is out of reach (a few MB at most). */
+const maxKeptOutcomes = 10_000;
 const gatherMs = 1;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -197,20 +199,26 @@ export class DeliveryWorker {
   }
 
   /**
-   * A turn failed. Outcomes are kept and retried with backoff while the error is transient; after
-   * that the rows stay in flight and are sent again when their lease expires (same event id).
+   * A turn failed. While the database cannot be reached the outcomes of finished sends are kept in
+   * memory (up to maxKeptOutcomes) and written when it answers again, with backoff: so a short outage
+   * re-sends nothing. Only past that bound, or for an error the database itself reported (a bug, not
+   * an outage), are outcomes let go; their rows are sent again once their lease expires.
    */
   private failed(error: unknown, outcomes: RecordedOutcome[]): void {
     this.failures += 1;
-    const keep = outcomes.length > 0 && isTransientDatabaseError(error) && this.failures < 5;
-    if (keep) this.pendingOutcomes.unshift(...outcomes);
-    this.options.logger.error(
-      { err: error, outcomes: outcomes.length, kept: keep },
-      "recording and claiming deliveries failed",
-    );
-    if (keep || !this.stopped) {
+    const transient = isTransientDatabaseError(error);
+    if (transient) this.pendingOutcomes.unshift(...outcomes);
+    const dropped = transient ? Math.max(0, this.pendingOutcomes.length - maxKeptOutcomes) : outcomes.length;
+    if (dropped > 0) this.pendingOutcomes.splice(0, transient ? dropped : 0);
+    const retryInMs = Math.min(30_000, 100 * 2 ** this.failures);
+    const fields = { kept: this.pendingOutcomes.length, dropped, retryInMs };
+    if (dropped > 0)
+      this.options.logger.error({ err: error, ...fields }, "recording and claiming deliveries failed");
+    else
+      logRetry(this.options.logger, error, fields, "recording and claiming deliveries failed; outcomes kept");
+    if (transient || !this.stopped) {
       clearTimeout(this.retryTimer);
-      this.retryTimer = setTimeout(() => this.kick(), Math.min(30_000, 100 * 2 ** this.failures));
+      this.retryTimer = setTimeout(() => this.kick(), retryInMs);
     }
   }
 

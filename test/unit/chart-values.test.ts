@@ -111,7 +111,7 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
     });
 
     it("keeps the shutdown timeout inside the termination grace period", () => {
-      expect(failure({ "config.shutdownTimeoutMs": "30000" })).toContain(
+      expect(failure({ "config.shutdownTimeoutMs": "50000" })).toContain(
         "must be below terminationGracePeriodSeconds",
       );
     });

@@ -12,13 +12,27 @@ function configError(env: Record<string, string>): ConfigError {
 }
 
 describe("loadConfig", () => {
+  it("refuses a delivery lease that cannot cover a send, naming both settings", () => {
+    const problem = configError({ DELIVERY_TIMEOUT_MS: "30000", DELIVERY_LEASE_MS: "30000" }).message;
+    expect(problem).toContain("DELIVERY_LEASE_MS: 30000 cannot cover a send");
+    expect(problem).toContain("DELIVERY_TIMEOUT_MS=30000");
+    expect(problem).toContain("at least 41000");
+    expect(loadConfig({ DELIVERY_TIMEOUT_MS: "30000", DELIVERY_LEASE_MS: "41000" }).delivery.leaseMs).toBe(
+      41_000,
+    );
+    expect(loadConfig({ DELIVERY_TIMEOUT_MS: "1000", DELIVERY_LEASE_MS: "3000" }).delivery.leaseMs).toBe(
+      3_000,
+    );
+  });
+
   it("applies the documented defaults to an empty environment", () => {
     expect(loadConfig({})).toMatchObject({
       http: { host: "0.0.0.0", port: 8080 },
       logLevel: "info",
       database: { url: undefined, poolSize: 10, dataDir: ".data", embeddedPort: 5433 },
       apiKey: { value: undefined, file: undefined },
-      shutdownTimeoutMs: 10_000,
+      // Long enough for a send in flight to finish: 30 s timeout + 10 s connect + 1 s + 5 s.
+      shutdownTimeoutMs: 46_000,
       delivery: {
         concurrency: 64,
         timeoutMs: 30_000,

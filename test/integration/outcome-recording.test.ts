@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "../../src/db/embedded.js";
+import { createPool, type Pool, withTransaction } from "../../src/db/pool.js";
+import { emitEvents } from "../../src/delivery-engine/emit.js";
+import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/outbox.js";
+import { createLogger } from "../../src/logger.js";
+import { insertProject } from "../../src/projects/store.js";
+import { insertWebhook } from "../../src/webhooks/store.js";
+import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { freePort } from "../support/ports.js";
+import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { startTestService } from "../support/service.js";
+
+// An attempt that finished is recorded: never skipped because its lease ran out, never forgotten
+// because the database was away for a moment (which would send the delivery a second time).
+
+describe("recording an outcome whose lease ran out", () => {
+  let database: TestDatabase;
+  let pool: Pool;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = createPool(database.url, 2, claimSessionSettings);
+  });
+  afterAll(async () => {
+    await pool.end();
+    await database.drop();
+  });
+
+  it("writes the outcome, and the same statement's claim does not take the row again", async () => {
+    const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
+    const webhook = await insertWebhook(pool, {
+      projectId: project.id,
+      url: "https://x.example",
+      events: ["deployment.created"],
+      enabled: true,
+      secret: null,
+    });
+    await withTransaction(pool, (client) =>
+      emitEvents(client, [{ eventType: "deployment.created", projectId: project.id, payload: {} }]),
+    );
+    const claim = { limit: 10, leaseMs: 1, perWebhookLimit: 100, inFlight: new Map<number, number>() };
+    const [claimed] = await recordAndClaim(pool, "worker-a", [], claim);
+    expect(claimed?.webhook_id).toBe(webhook.id);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the 1 ms lease has run out
+    const outcome = {
+      success: true,
+      statusCode: 200,
+      responseBody: "ok",
+      errorMessage: null,
+      failure: null,
+      durationMs: 5,
+    };
+    const reclaimed = await recordAndClaim(
+      pool,
+      "worker-a",
+      [{ id: claimed?.id ?? 0, outcome, deliveredAtMs: Date.now() }],
+      claim,
+    );
+    expect(reclaimed).toEqual([]);
+    const { rows } = await pool.query("SELECT state, success, status_code FROM deliveries WHERE id = $1", [
+      claimed?.id,
+    ]);
+    expect(rows[0]).toEqual({ state: "done", success: true, status_code: 200 });
+  });
+});
+
+describe("a short database outage", () => {
+  let dataDir: string;
+  let port: number;
+  let postgres: EmbeddedDatabase;
+  let receiver: Receiver;
+  const logger = createLogger("silent");
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), "wo-outage-"));
+    port = await freePort();
+    postgres = await startEmbeddedPostgres({ dataDir, port, logger });
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await postgres.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("keeps the outcomes of sends that finished while it was away, writes them after, and sends nothing twice", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    receiver.on("/slow", (_request, res) => void gate.then(() => res.writeHead(200).end("ok")));
+    const service = await startTestService(
+      { DELIVERY_LEASE_MS: "3000", DELIVERY_TIMEOUT_MS: "1000", DELIVERY_POLL_INTERVAL_MS: "100" },
+      {
+        database: {
+          name: "postgres",
+          url: postgres.url,
+          drop: async () => {},
+        },
+      },
+    );
+    try {
+      const project = (await service.api("POST", "/projects", { body: { name: "P", slug: "p" } })).body.id;
+      await service.api("POST", `/projects/${project}/webhooks`, {
+        body: { url: `${receiver.url}/slow`, events: ["deployment.created"] },
+      });
+      await withTransaction(service.pool, (client) =>
+        emitEvents(
+          client,
+          Array.from({ length: 5 }, () => ({
+            eventType: "deployment.created" as const,
+            projectId: project,
+            payload: {},
+          })),
+        ),
+      );
+      await receiver.waitFor(5);
+      // The database goes away while the five sends are open; they finish meanwhile.
+      await postgres.stop();
+      release();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      postgres = await startEmbeddedPostgres({ dataDir, port, logger });
+      await eventually(async () => {
+        const { rows } = await service.pool.query(
+          "SELECT count(*)::int AS n FROM deliveries WHERE state = 'done'",
+        );
+        return rows[0].n === 5 ? true : undefined;
+      }, 30_000);
+      // Longer than the lease: a forgotten outcome would have been sent again by now.
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      expect(receiver.requests.filter((r) => r.path === "/slow")).toHaveLength(5);
+    } finally {
+      await service.close();
+    }
+  });
+});
