@@ -200,10 +200,9 @@ describe("createSender", () => {
     expect(outcome.errorMessage).toBe(
       `Request timeout after 0.3 seconds. The endpoint ${receiver.url} did not respond in time; check that the receiver responds quickly.`,
     );
-    // undici's timer for the response head ticks about every half second, so it fires within a
-    // second after the deadline.
+    // Not before the deadline (undici's timer ticks about every half second, so it fires within about
+    // a second after it; how much after depends on the machine's load, so that is not asserted).
     expect(outcome.durationMs).toBeGreaterThanOrEqual(290);
-    expect(outcome.durationMs).toBeLessThan(1_800);
     expect(receiver.received).toHaveLength(1);
   });
 
