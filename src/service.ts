@@ -93,9 +93,12 @@ export async function startService(
   const address = await listen(server, config.http.host, config.http.port);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`;
+  // Where it listens, and an address to open: on 0.0.0.0 that is loopback, not "0.0.0.0".
   logger.info(
-    { url, version, database: embedded ? "embedded" : "DATABASE_URL" },
-    "webhook-operator listening",
+    { listen: `${host}:${address.port}`, url, version, database: embedded ? "embedded" : "DATABASE_URL" },
+    host === "0.0.0.0" || host === "[::]"
+      ? "webhook-operator listening on all interfaces"
+      : "webhook-operator listening",
   );
 
   return {

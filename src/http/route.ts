@@ -31,6 +31,8 @@ export interface RouteDefinition<PS extends AnyObject, QS extends AnyObject, BS 
   params?: PS;
   query?: QS;
   body?: BS;
+  /** The body may be left out entirely (no Content-Type, no bytes): it is then read as `{}`. */
+  bodyOptional?: boolean;
   /** Error statuses default to the Error schema; 400, 401 and 404 are added to every route. */
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   handler: (input: RouteInput<z.output<PS>, z.output<QS>, z.output<BS>>) => Promise<RouteResult>;
@@ -49,6 +51,10 @@ function parse<S extends z.ZodType>(schema: S | undefined, value: unknown, where
   if (!result.success) throw validationErrorFrom(result.error, where);
   return result.data;
 }
+
+/** A request that sent no body at all (not one in another content type, which stays a 400). */
+const bodyless = (req: Request) =>
+  !req.headers["content-type"] && Number(req.headers["content-length"] ?? 0) === 0;
 
 /**
  * Declares one endpoint once: the same zod schemas validate the request at run time and describe it
@@ -75,7 +81,7 @@ export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends 
       ...(route.params ? { params: route.params } : {}),
       ...(route.query ? { query: route.query } : {}),
       ...(route.body
-        ? { body: { required: true, content: { "application/json": { schema: route.body } } } }
+        ? { body: { required: !route.bodyOptional, content: { "application/json": { schema: route.body } } } }
         : {}),
     },
     responses,
@@ -85,10 +91,10 @@ export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends 
   router[route.method](expressPath, async (req: Request, res: Response) => {
     const params = parse(route.params, req.params, "path");
     const query = parse(route.query, req.query, "query");
-    if (route.body && req.body === undefined) {
+    if (route.body && req.body === undefined && !(route.bodyOptional && bodyless(req))) {
       throw new BadRequestError("Request body must be JSON sent with Content-Type: application/json.");
     }
-    const body = parse(route.body, req.body, "body");
+    const body = parse(route.body, req.body ?? {}, "body");
     const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req });
     if (result.body === undefined) res.status(result.status).end();
     else res.status(result.status).json(result.body);

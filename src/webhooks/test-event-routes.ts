@@ -50,6 +50,8 @@ export function registerTestEventRoutes(
     summary: "Send a test event (example deployment.* envelope) to the webhook and return the outcome",
     params: webhookParams,
     body: testEventBody,
+    // `curl -X POST …/test` with nothing sends a deployment.succeeded: every field has a default.
+    bodyOptional: true,
     responses: { 200: { description: "The outcome of the test delivery", schema: testEventResultSchema } },
     handler: async ({ params, body, auth }) => {
       const { project, webhook } = await requireProjectWebhook(
