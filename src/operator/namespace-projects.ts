@@ -31,6 +31,8 @@ export function parseLabelSelector(selector: string): Requirement[] {
 
 export interface NamespaceProjects {
   isSelected(namespace: string): boolean;
+  /** Being deleted: Kubernetes refuses new objects (Events) in it. */
+  isTerminating(namespace: string): boolean;
   describe(namespace: string): { name: string; displayName: string | null; repoUrl: string | null };
 }
 
@@ -51,6 +53,9 @@ export function namespaceProjects(
       if (!namespace) return false;
       const labels = namespace.metadata?.labels ?? {};
       return requirements.every((requirement) => requirement(labels));
+    },
+    isTerminating(name) {
+      return getNamespace(name)?.status?.phase === "Terminating";
     },
     describe(name) {
       const annotations = getNamespace(name)?.metadata?.annotations ?? {};

@@ -172,7 +172,9 @@ async function publishStatus(deps: WebhookControllerDeps, resource: WebhookResou
   // Writing an unchanged status would only wake every watcher; compare independent of key order.
   if (canonicalJson(resource.status ?? {}) !== canonicalJson(status))
     await deps.kube.patchWebhookStatus(resource, status);
-  if (after && (before?.status !== after.status || before?.reason !== after.reason)) {
+  // No Event in a namespace being deleted: Kubernetes refuses to create it (403), and nobody will read it.
+  const terminating = deps.namespaces.isTerminating(resource.metadata.namespace);
+  if (after && !terminating && (before?.status !== after.status || before?.reason !== after.reason)) {
     const type = after.status === "True" ? "Normal" : "Warning";
     await deps.kube.recordEvent(resource, type, after.reason, after.message).catch((error: unknown) => {
       deps.logger.warn({ err: error }, "recording a Kubernetes Event failed");
