@@ -84,6 +84,7 @@ export function createDeliveryEngine(options: {
     concurrency: config.concurrency,
     perWebhookConcurrency: config.perWebhookConcurrency,
     leaseMs: config.leaseMs,
+    timeoutMs: config.timeoutMs,
     pollIntervalMs: config.pollIntervalMs,
     send,
     logger: logger.child({ component: "delivery-worker" }),

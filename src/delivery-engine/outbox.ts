@@ -1,5 +1,6 @@
 import { arrayLiteral } from "../db/array-literal.js";
 import type { Queryable } from "../db/pool.js";
+import type { ClaimPlan } from "./receiver-limits.js";
 import type { DeliveryOutcome } from "./sender.js";
 
 /** A delivery claimed by a worker, with what it needs to send it. */
@@ -24,9 +25,8 @@ export interface RecordedOutcome {
 export interface ClaimRequest {
   limit: number;
   leaseMs: number;
-  perWebhookLimit: number;
-  /** Deliveries this worker has in flight, per webhook id. */
-  inFlight: Map<number, number>;
+  /** Per-webhook allowances and the restricted webhooks' shared budget (receiver-limits.ts). */
+  plan: ClaimPlan;
 }
 
 // One statement does a worker's whole round trip: record the outcomes that finished, then claim what
@@ -79,23 +79,33 @@ const recordAndClaimSql = `
   ${claimedCte(`SELECT id FROM deliveries WHERE ${dueRows} ORDER BY id LIMIT $8 FOR UPDATE SKIP LOCKED`)}
   ${claimedWithSendDetails}`;
 
-// The claim when a webhook could reach its cap: no webhook gets more than $12 rows in flight in this
-// worker ($10/$11: its rows in flight now; $13: the webhooks already at their cap), so a burst for one
-// slow or hanging receiver cannot take every slot: its surplus stays queued. Candidates are counted per
-// webhook, then locked; the locked re-check drops rows another worker claimed meanwhile.
+// The claim when a limit can bind (receiver-limits.ts): no webhook gets more than its allowance ($11,
+// per id in $10; $12 for a webhook this worker has not seen), and restricted webhooks (flag $15)
+// get no more than $16 rows together, so receivers that hang cannot take every slot.
+// Candidates skip webhooks with no allowance left ($13) and, once the restricted budget is spent, take
+// only the webhooks in $14: otherwise old rows of hanging receivers would fill the candidate window and
+// starve everyone else. Candidates are counted per webhook, then locked; the locked re-check drops
+// rows another worker claimed meanwhile.
 const recordAndClaimCappedSql = `
   WITH ${recordedCte}, candidates AS (
     SELECT id, webhook_id FROM deliveries
      WHERE ${dueRows} AND webhook_id <> ALL ($13::bigint[])
+       AND ($14::bigint[] IS NULL OR webhook_id = ANY ($14::bigint[]))
      ORDER BY id
      LIMIT $8 * 2
+  ), allowed AS (
+    SELECT c.id,
+           row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.id) <= COALESCE(a.allowance, $12) AS fits,
+           COALESCE(a.restricted, false) AS restricted
+      FROM candidates c
+      LEFT JOIN unnest($10::bigint[], $11::int[], $15::boolean[]) AS a (webhook_id, allowance, restricted)
+        ON a.webhook_id = c.webhook_id
   ), within_limits AS (
     SELECT r.id FROM (
-      SELECT c.id, row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.id) + COALESCE(f.n, 0) AS slot
-        FROM candidates c
-        LEFT JOIN unnest($10::bigint[], $11::int[]) AS f (webhook_id, n) ON f.webhook_id = c.webhook_id
+      SELECT id, restricted, row_number() OVER (PARTITION BY restricted ORDER BY id) AS rank
+        FROM allowed WHERE fits
     ) r
-     WHERE r.slot <= $12
+     WHERE NOT r.restricted OR r.rank <= $16
      ORDER BY r.id
      LIMIT $8
   ), due AS (
@@ -148,15 +158,34 @@ async function runRecordAndClaim(
     claim?.limit ?? 0,
     claim?.leaseMs ?? 0,
   ];
-  // The caps can bind only if some webhook's rows in flight plus a full claim would exceed its cap.
+  // The limits can bind only if some webhook, known or not, or the restricted webhooks together could
+  // not take a full claim; otherwise the plain claim (cheaper) is the same.
   let capped = false;
   if (claim && claim.limit > 0) {
-    const mostInFlight = Math.max(0, ...claim.inFlight.values());
-    capped = mostInFlight + claim.limit > claim.perWebhookLimit;
+    const { plan } = claim;
+    const tightest = Math.min(
+      plan.defaultAllowance,
+      ...[...plan.allowances.values()].map((a) => a.allowance),
+    );
+    capped = tightest < claim.limit || plan.restrictedBudget < claim.limit;
   }
   if (capped && claim) {
-    const saturated = [...claim.inFlight].filter(([, n]) => n >= claim.perWebhookLimit).map(([id]) => id);
-    values.push([...claim.inFlight.keys()], [...claim.inFlight.values()], claim.perWebhookLimit, saturated);
+    const { plan } = claim;
+    const known = [...plan.allowances];
+    const exhausted = known.filter(([, a]) => a.allowance === 0).map(([id]) => id);
+    const onlyUnrestricted =
+      plan.restrictedBudget > 0
+        ? null
+        : known.filter(([, a]) => !a.restricted && a.allowance > 0).map(([id]) => id);
+    values.push(
+      known.map(([id]) => id),
+      known.map(([, a]) => a.allowance),
+      plan.defaultAllowance,
+      exhausted,
+      onlyUnrestricted,
+      known.map(([, a]) => a.restricted),
+      plan.restrictedBudget,
+    );
   }
   const name = capped ? "record-and-claim-capped" : "record-and-claim";
   const { rows } = await db.query<ClaimedDelivery>({

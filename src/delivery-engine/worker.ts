@@ -5,6 +5,7 @@ import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
 import { deliveriesChannel } from "./emit.js";
 import { type ClaimedDelivery, type RecordedOutcome, recordAndClaim, releaseClaims } from "./outbox.js";
+import { ReceiverLimits } from "./receiver-limits.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 
 export interface WorkerOptions {
@@ -15,12 +16,16 @@ export interface WorkerOptions {
   concurrency: number;
   perWebhookConcurrency: number;
   leaseMs: number;
+  /** The delivery timeout: a send open for a quarter of it (at least 5 s) marks its receiver slow. */
+  timeoutMs: number;
   pollIntervalMs: number;
   send: (delivery: OutboundDelivery) => Promise<DeliveryOutcome>;
   logger: Logger;
 }
 
 const outcomeBatchSize = 500;
+/** Deliveries a webhook may have in flight before its receiver has answered once (receiver-limits.ts). */
+const initialReceiverLimit = 2;
 /** Outcomes kept in memory while the database is out of reach (a few MB at most). */
 const maxKeptOutcomes = 10_000;
 const gatherMs = 1;
@@ -50,7 +55,7 @@ export function observeOutcome(
  */
 export class DeliveryWorker {
   private readonly inFlight = new Map<number, Promise<void>>();
-  private readonly inFlightPerWebhook = new Map<number, number>();
+  private readonly limits: ReceiverLimits;
   private pendingOutcomes: RecordedOutcome[] = [];
   private turning: Promise<void> | undefined;
   private turnAgain = false;
@@ -68,6 +73,12 @@ export class DeliveryWorker {
 
   constructor(private readonly options: WorkerOptions) {
     this.gatherBelow = Math.ceil(options.concurrency / 8);
+    this.limits = new ReceiverLimits({
+      initial: initialReceiverLimit,
+      max: options.perWebhookConcurrency,
+      restrictedBudget: Math.max(1, Math.floor(options.concurrency / 4)),
+      slowAfterMs: Math.min(options.timeoutMs, Math.max(5_000, options.timeoutMs / 4)),
+    });
   }
 
   async start(): Promise<void> {
@@ -179,8 +190,7 @@ export class DeliveryWorker {
         claimed = await recordAndClaim(this.options.pool, this.options.workerId, outcomes, {
           limit: claimLimit,
           leaseMs: this.options.leaseMs,
-          perWebhookLimit: this.options.perWebhookConcurrency,
-          inFlight: this.inFlightPerWebhook,
+          plan: this.limits.plan(),
         });
         this.failures = 0;
       } catch (error) {
@@ -189,10 +199,10 @@ export class DeliveryWorker {
       }
       for (const delivery of claimed) this.startSend(delivery);
       if (claimLimit > 0) {
-        // A short claim means the queue is drained, except for rows held back because their webhook
-        // is at its cap: those are claimed when one of its sends finishes.
+        // A short claim means the queue is drained, except for rows held back by a webhook's limit or
+        // the restricted budget: those are claimed when one of the sends holding them finishes.
         if (claimed.length === claimLimit) this.turnAgain = true;
-        else this.queueMayHaveWork = this.turnAgain || this.anyWebhookAtCap();
+        else this.queueMayHaveWork = this.turnAgain || this.limits.mayHoldBack();
       }
       if (this.pendingOutcomes.length > 0) this.turnAgain = true;
     } while (this.turnAgain);
@@ -222,26 +232,17 @@ export class DeliveryWorker {
     }
   }
 
-  private anyWebhookAtCap(): boolean {
-    for (const count of this.inFlightPerWebhook.values()) {
-      if (count >= this.options.perWebhookConcurrency) return true;
-    }
-    return false;
-  }
-
   private startSend(delivery: ClaimedDelivery): void {
-    this.inFlightPerWebhook.set(
-      delivery.webhook_id,
-      (this.inFlightPerWebhook.get(delivery.webhook_id) ?? 0) + 1,
-    );
+    this.limits.started(delivery.webhook_id, delivery.id);
     metrics.inFlight.inc();
     metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.event_created_ms));
     this.inFlight.set(delivery.id, this.send(delivery));
   }
 
   private async send(delivery: ClaimedDelivery): Promise<void> {
+    let outcome: DeliveryOutcome | undefined;
     try {
-      const outcome = await this.options.send({
+      outcome = await this.options.send({
         url: delivery.url,
         body: delivery.body,
         eventType: delivery.event_type,
@@ -252,9 +253,7 @@ export class DeliveryWorker {
       this.pendingOutcomes.push({ id: delivery.id, outcome, deliveredAtMs: Date.now() });
     } finally {
       this.inFlight.delete(delivery.id);
-      const left = (this.inFlightPerWebhook.get(delivery.webhook_id) ?? 1) - 1;
-      if (left === 0) this.inFlightPerWebhook.delete(delivery.webhook_id);
-      else this.inFlightPerWebhook.set(delivery.webhook_id, left);
+      this.limits.finished(delivery.webhook_id, delivery.id, outcome);
       metrics.inFlight.dec();
       this.kick();
     }

@@ -502,8 +502,54 @@ describe("leases and workers", () => {
       await slow.close();
     }
   });
+  it("does not let a few hanging receivers take every slot: each new one gets two, and a healthy one the rest", async () => {
+    // Four receivers that never answer, with the oldest rows in the queue: before receiver limits
+    // they took all sixteen slots (per-webhook cap 16) and the healthy receiver waited for the timeout.
+    const service16 = await startTestService({
+      DELIVERY_CONCURRENCY: "16",
+      DELIVERY_TIMEOUT_MS: "120000",
+      DELIVERY_LEASE_MS: "140000",
+      SHUTDOWN_TIMEOUT_MS: "200",
+    });
+    try {
+      const project = (await service16.api("POST", "/projects", { body: { name: "R", slug: "r" } })).body.id;
+      receiver.on("/hangs-too", () => {});
+      const make = async (path: string, events: string[]) =>
+        (
+          await service16.api("POST", `/projects/${project}/webhooks`, {
+            body: { url: `${receiver.url}${path}`, events },
+          })
+        ).body.id as number;
+      const hanging: number[] = [];
+      for (let i = 0; i < 4; i++) hanging.push(await make("/hangs-too", ["deployment.created"]));
+      const healthy = await make("/healthy-too", ["deployment.succeeded"]);
+      await withTransaction(service16.pool, async (client) => {
+        for (let i = 0; i < 10; i++)
+          await emitEvent(client, { eventType: "deployment.created", projectId: project, payload: {} });
+        for (let i = 0; i < 20; i++)
+          await emitEvent(client, { eventType: "deployment.succeeded", projectId: project, payload: {} });
+      });
+      await eventually(async () => {
+        const { rows } = await service16.pool.query(
+          "SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND success",
+          [healthy],
+        );
+        return rows[0].n === 20 ? true : undefined;
+      }, 60_000);
+      const { rows } = await service16.pool.query(
+        `SELECT webhook_id, count(*)::int AS n FROM deliveries
+          WHERE webhook_id = ANY($1) AND state = 'in_flight' GROUP BY webhook_id ORDER BY webhook_id`,
+        [hanging],
+      );
+      expect(rows).toEqual(hanging.map((webhook_id) => ({ webhook_id, n: 2 })));
+    } finally {
+      await service16.close();
+    }
+  });
+
   it("keeps refilling the one free slot at once while every other slot hangs", async () => {
-    // 15 of 16 slots hang: the worker gathers finished sends for a turn only briefly, never until
+    // 15 of 16 slots hang (15 receivers, one send each: a webhook's own limit would not let one
+    // receiver hold them all): the worker gathers finished sends for a turn only briefly, never until
     // the hanging ones end.
     const busy = await startTestService({
       DELIVERY_CONCURRENCY: "16",
@@ -522,23 +568,25 @@ describe("leases and workers", () => {
             body: { url: `${receiver.url}${path}`, events },
           })
         ).body.id as number;
-      const hanging = await make("/hangs", ["deployment.created"]);
+      const hanging: number[] = [];
+      for (let i = 0; i < 15; i++) hanging.push(await make("/hangs", ["deployment.created"]));
       const healthy = await make("/one-slot", ["deployment.succeeded"]);
-      const count = (webhookId: number, where: string) =>
+      const count = (webhookIds: number[], where: string) =>
         busy.pool
-          .query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND ${where}`, [webhookId])
+          .query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = ANY($1) AND ${where}`, [
+            webhookIds,
+          ])
           .then(({ rows }) => rows[0].n as number);
-      await withTransaction(busy.pool, async (client) => {
-        for (let i = 0; i < 15; i++)
-          await emitEvent(client, { eventType: "deployment.created", projectId: project, payload: {} });
-      });
+      await withTransaction(busy.pool, (client) =>
+        emitEvent(client, { eventType: "deployment.created", projectId: project, payload: {} }),
+      );
       await eventually(async () => ((await count(hanging, "state = 'in_flight'")) === 15 ? true : undefined));
 
       for (let i = 1; i <= 20; i++) {
         await withTransaction(busy.pool, (client) =>
           emitEvent(client, { eventType: "deployment.succeeded", projectId: project, payload: {} }),
         );
-        await eventually(async () => ((await count(healthy, "success")) === i ? true : undefined), 30_000);
+        await eventually(async () => ((await count([healthy], "success")) === i ? true : undefined), 30_000);
       }
       // All twenty went through the one free slot while the fifteen hanging sends stayed open.
       expect(await count(hanging, "state = 'in_flight'")).toBe(15);

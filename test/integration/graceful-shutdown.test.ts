@@ -14,13 +14,19 @@ beforeAll(async () => {
 });
 afterAll(() => receiver.close());
 
-/** Starts a service with one webhook at `path` and emits `count` events to it. */
-async function serviceWithBurst(path: string, count: number, env: Record<string, string>) {
+/**
+ * Starts a service with `webhooks` webhooks at `path` and emits `count` events to them (so
+ * webhooks × count deliveries): several webhooks, because one new webhook starts with a small limit
+ * of sends in flight (receiver-limits.ts) and these tests want every slot busy at once.
+ */
+async function serviceWithBurst(path: string, count: number, webhooks: number, env: Record<string, string>) {
   const service = await startTestService({ DELIVERY_CONCURRENCY: "4", ...env });
   const project = (await service.api("POST", "/projects", { body: { name: "P", slug: "p" } })).body.id;
-  await service.api("POST", `/projects/${project}/webhooks`, {
-    body: { url: `${receiver.url}${path}`, events: ["deployment.created"] },
-  });
+  for (let i = 0; i < webhooks; i++) {
+    await service.api("POST", `/projects/${project}/webhooks`, {
+      body: { url: `${receiver.url}${path}`, events: ["deployment.created"] },
+    });
+  }
   await withTransaction(service.pool, (client) =>
     emitEvents(
       client,
@@ -41,7 +47,7 @@ async function states(pool: Pool): Promise<Record<string, number>> {
 
 it("lets in-flight sends finish and records them; queued rows stay queued", async () => {
   const before = receiver.requests.length;
-  const service = await serviceWithBurst("/slow", 10, { SHUTDOWN_TIMEOUT_MS: "5000" });
+  const service = await serviceWithBurst("/slow", 3, 4, { SHUTDOWN_TIMEOUT_MS: "5000" });
   await receiver.waitFor(before + 4);
   expect((await states(service.pool)).in_flight).toBe(4);
 
@@ -50,13 +56,16 @@ it("lets in-flight sends finish and records them; queued rows stay queued", asyn
   const after = await states(service.pool);
   expect(after.in_flight ?? 0).toBe(0);
   expect(after.done).toBeGreaterThanOrEqual(4);
-  expect((after.done ?? 0) + (after.queued ?? 0)).toBe(10);
+  expect((after.done ?? 0) + (after.queued ?? 0)).toBe(12);
   await service.close();
 });
 
 it("hands claims of sends that outlive the shutdown timeout back to the queue", async () => {
   const before = receiver.requests.length;
-  const service = await serviceWithBurst("/hang", 3, { DELIVERY_TIMEOUT_MS: "10000" });
+  const service = await serviceWithBurst("/hang", 1, 3, {
+    DELIVERY_TIMEOUT_MS: "10000",
+    DELIVERY_LEASE_MS: "30000",
+  });
   await receiver.waitFor(before + 3);
   expect((await states(service.pool)).in_flight).toBe(3);
   await service.engine.stop(200);

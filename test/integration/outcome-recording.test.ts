@@ -41,7 +41,11 @@ describe("recording an outcome whose lease ran out", () => {
     await withTransaction(pool, (client) =>
       emitEvents(client, [{ eventType: "deployment.created", projectId: project.id, payload: {} }]),
     );
-    const claim = { limit: 10, leaseMs: 1, perWebhookLimit: 100, inFlight: new Map<number, number>() };
+    const claim = {
+      limit: 10,
+      leaseMs: 1,
+      plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
+    };
     const [claimed] = await recordAndClaim(pool, "worker-a", [], claim);
     expect(claimed?.webhook_id).toBe(webhook.id);
     await new Promise((resolve) => setTimeout(resolve, 20)); // the 1 ms lease has run out
