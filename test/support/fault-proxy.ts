@@ -46,13 +46,26 @@ export interface FaultProxy {
 }
 
 const status = (code: number, reason: string, message: string) =>
-  JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code });
+  JSON.stringify({
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason,
+    code,
+  });
 
 export async function startFaultProxy(cluster: Cluster): Promise<FaultProxy> {
   const pki = path.join(cluster.dir, "pki");
   const file = (name: string) => readFileSync(path.join(pki, name));
   const upstream = new URL(cluster.kubeConfig().getCurrentCluster()?.server ?? "");
-  const agent = new Agent({ ca: file("ca.crt"), cert: file("admin.crt"), key: file("admin.key"), keepAlive: true });
+  const agent = new Agent({
+    ca: file("ca.crt"),
+    cert: file("admin.crt"),
+    key: file("admin.key"),
+    keepAlive: true,
+  });
   const requests: ProxiedRequest[] = [];
   const faults: Fault[] = [];
   const openWatches = new Set<ServerResponse>();
@@ -60,7 +73,8 @@ export async function startFaultProxy(cluster: Cluster): Promise<FaultProxy> {
   let stalled = false;
   let connections = 0;
 
-  const isWatch = (req: IncomingMessage) => new URL(req.url ?? "", "https://x").searchParams.get("watch") === "true";
+  const isWatch = (req: IncomingMessage) =>
+    new URL(req.url ?? "", "https://x").searchParams.get("watch") === "true";
   const pathOf = (req: IncomingMessage) => new URL(req.url ?? "", "https://x").pathname;
   const answer = (req: IncomingMessage, res: ServerResponse, code: number, body: string, headers = {}) => {
     requests.push({ method: req.method ?? "", path: pathOf(req), watch: isWatch(req), status: code });
@@ -82,7 +96,8 @@ export async function startFaultProxy(cluster: Cluster): Promise<FaultProxy> {
     };
     faults.push(fault);
   };
-  const listOf = (p: string) => (req: IncomingMessage) => req.method === "GET" && pathOf(req) === p && !isWatch(req);
+  const listOf = (p: string) => (req: IncomingMessage) =>
+    req.method === "GET" && pathOf(req) === p && !isWatch(req);
   const watchOf = (p: string) => (req: IncomingMessage) => pathOf(req) === p && isWatch(req);
 
   async function forward(req: IncomingMessage, res: ServerResponse) {
@@ -101,6 +116,8 @@ export async function startFaultProxy(cluster: Cluster): Promise<FaultProxy> {
           upstreamResponse.pipe(res);
           return;
         }
+        // As the API server does: the watch's headers now, its events as they come.
+        res.flushHeaders();
         openWatches.add(res);
         res.once("close", () => {
           openWatches.delete(res);
@@ -152,7 +169,12 @@ export async function startFaultProxy(cluster: Cluster): Promise<FaultProxy> {
     },
     expireNextWatches(p, count) {
       nextRequests(watchOf(p), count, (req, res) =>
-        answer(req, res, 410, status(410, "Expired", "too old resource version (injected by the fault proxy)")),
+        answer(
+          req,
+          res,
+          410,
+          status(410, "Expired", "too old resource version (injected by the fault proxy)"),
+        ),
       );
     },
     slowLists(p, delayMs) {
