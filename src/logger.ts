@@ -21,3 +21,46 @@ export function createLogger(level: string): Logger {
     base: { app: "webhook-operator" },
   });
 }
+
+/**
+ * A retry's log line: the error's message (and HTTP status or code, when it has one), without the
+ * stack. Retries repeat for as long as an outage lasts; a stack per attempt says nothing new, so it is
+ * logged at debug level only (`logRetry`).
+ */
+export function describeError(error: unknown): { error: string; code?: string | number } {
+  if (!(error instanceof Error)) return { error: String(error) };
+  const code = (error as { code?: string | number }).code;
+  return {
+    error: statusMessage(error) ?? error.message.split("\n")[0] ?? "",
+    ...(code !== undefined ? { code } : {}),
+  };
+}
+
+/**
+ * The API server's own sentence for a failed Kubernetes call ("leases … is forbidden: User … cannot
+ * get …"): client-node's ApiException carries the Status object as its body, and the whole response
+ * (headers included) in a many-line message.
+ */
+function statusMessage(error: Error): string | undefined {
+  const { body, code } = error as { body?: unknown; code?: unknown };
+  let status: unknown = body;
+  if (typeof body === "string") {
+    try {
+      status = JSON.parse(body);
+    } catch {
+      return undefined;
+    }
+  }
+  const message = (status as { message?: unknown } | undefined)?.message;
+  return typeof message === "string" && message !== "" ? `HTTP ${code}: ${message}` : undefined;
+}
+
+export function logRetry(
+  logger: Logger,
+  error: unknown,
+  fields: Record<string, unknown>,
+  message: string,
+): void {
+  logger.warn({ ...describeError(error), ...fields }, message);
+  logger.debug({ err: error, ...fields }, message);
+}

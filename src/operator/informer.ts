@@ -3,13 +3,12 @@ import {
   type KubeConfig,
   type KubernetesObject,
   type ListPromise,
-  ListWatch,
+  makeInformer,
   type ObjectCache,
-  Watch,
 } from "@kubernetes/client-node";
-import type { Logger } from "../logger.js";
+import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
-import { describeKubeError, retryAfterMs } from "./kube-errors.js";
+import { retryAfterMs } from "./kube-errors.js";
 
 export interface ResilientInformer<T extends KubernetesObject> {
   informer: Informer<T> & ObjectCache<T>;
@@ -20,17 +19,11 @@ export interface ResilientInformer<T extends KubernetesObject> {
   relist(): Promise<void>;
 }
 
-const baseDelayMs = 500;
-const maxDelayMs = 30_000;
-
 /**
  * client-node's informer re-lists by itself on 410 Gone and resumes a watch that ended cleanly, but it
- * stops for good after any other error. This wrapper restarts it with capped exponential backoff (at
- * least what a 429's Retry-After asks), and re-lists periodically so a watch that silently stalled
+ * stops for good after any other error. This wrapper restarts it with capped exponential backoff (or
+ * the Retry-After of a 429, when longer), and re-lists periodically so a watch that silently stalled
  * (open connection, no events) cannot leave the cache stale for long.
- *
- * The backoff grows until list and watch work again, which only the watch can tell: client-node's
- * "connect" event fires before every list attempt, failed ones included, so it is no sign of health.
  */
 export function resilientInformer<T extends KubernetesObject>(options: {
   kubeConfig: KubeConfig;
@@ -45,23 +38,28 @@ export function resilientInformer<T extends KubernetesObject>(options: {
   let failures = 0;
   let restartTimer: NodeJS.Timeout | undefined;
   let relistTimer: NodeJS.Timeout | undefined;
-  const watch = new HealthReportingWatch(options.kubeConfig, () => {
-    failures = 0;
-  });
-  const informer = new ListWatch<T>(options.path, watch, options.list, false, options.labelSelector);
 
+  // The backoff starts over only when a list has succeeded. (client-node's "connect" event fires
+  // before every list attempt, failed or not: resetting there kept the delay at 500 ms for ever.)
+  const list: ListPromise<T> = async () => {
+    const result = await options.list();
+    failures = 0;
+    return result;
+  };
+  const informer = makeInformer<T>(options.kubeConfig, options.path, list, options.labelSelector);
   informer.on("error", (error: unknown) => {
-    if (stopped) return;
+    // An AbortError is ListWatch ending its own watch (stop, re-list): no failure to retry.
+    if (stopped || (error as { name?: string } | null)?.name === "AbortError") return;
     failures += 1;
-    const backoff = Math.min(maxDelayMs, baseDelayMs * 2 ** (failures - 1));
-    const delay = Math.min(2 * maxDelayMs, Math.max(backoff, retryAfterMs(error)));
+    // At least what a 429 (or 503) asks for in Retry-After.
+    const delay = Math.max(Math.min(30_000, 500 * 2 ** (failures - 1)), retryAfterMs(error));
     metrics.watchRestarts.inc({ resource: options.resource, reason: "error" });
-    // One line per attempt; the stack and client-node's dump of the response only at debug.
-    options.logger.warn(
-      { resource: options.resource, failures, retryInMs: delay, error: describeKubeError(error) },
-      "list/watch failed; retrying",
+    logRetry(
+      options.logger,
+      error,
+      { resource: options.resource, retryInMs: delay },
+      "watch failed; restarting",
     );
-    options.logger.debug({ err: error, resource: options.resource }, "list/watch failure");
     clearTimeout(restartTimer);
     restartTimer = setTimeout(() => {
       if (!stopped) informer.start().catch(() => {});
@@ -85,10 +83,7 @@ export function resilientInformer<T extends KubernetesObject>(options: {
       relistTimer = setInterval(() => {
         metrics.watchRestarts.inc({ resource: options.resource, reason: "relist" });
         relist().catch((error: unknown) =>
-          options.logger.warn(
-            { resource: options.resource, error: describeKubeError(error) },
-            "re-list failed",
-          ),
+          logRetry(options.logger, error, { resource: options.resource }, "re-list failed"),
         );
       }, options.relistIntervalMs);
       relistTimer.unref();
@@ -100,41 +95,4 @@ export function resilientInformer<T extends KubernetesObject>(options: {
       await informer.stop();
     },
   };
-}
-
-/**
- * client-node's Watch, telling `onHealthy` when a watch proves list and watch work: it delivered an
- * event, or it ended without an error (the server's or the client's timeout on a quiet resource).
- * A subclass, not a patch: ListWatch takes any Watch.
- */
-class HealthReportingWatch extends Watch {
-  constructor(
-    config: KubeConfig,
-    private readonly onHealthy: () => void,
-  ) {
-    super(config);
-  }
-
-  override watch(
-    path: string,
-    queryParams: Parameters<Watch["watch"]>[1],
-    callback: Parameters<Watch["watch"]>[2],
-    done: Parameters<Watch["watch"]>[3],
-  ): Promise<AbortController> {
-    return super.watch(
-      path,
-      queryParams,
-      (phase, object, watchObject) => {
-        if (phase !== "ERROR") this.onHealthy();
-        callback(phase, object, watchObject);
-      },
-      (error: unknown) => {
-        const name = (error as { name?: string } | null)?.name;
-        // An abort is ListWatch stopping the watch itself (stop, re-list): no failure to report.
-        if (name === "AbortError") return;
-        if (!error || name === "TimeoutError") this.onHealthy();
-        done(error);
-      },
-    );
-  }
 }
