@@ -10,13 +10,12 @@ import {
   createBenchNamespaces,
   createWebhook,
   deleteBenchNamespaces,
-  measureWindow,
-  type ProcessWindow,
   signingSecretRef,
   startOperatorSystem,
   waitFor,
   watchReadiness,
 } from "./operator-cluster.js";
+import { measureWindow, type ProcessWindow } from "./operator-window.js";
 import type { ReceiverProcess } from "./receiver-process.js";
 import { percentile } from "./stats.js";
 

@@ -8,13 +8,12 @@ import {
   createBenchNamespaces,
   createWebhook,
   deleteBenchNamespaces,
-  measureWindow,
-  type ProcessWindow,
   signingSecretRef,
   startOperatorSystem,
   waitFor,
   watchReadiness,
 } from "./operator-cluster.js";
+import { measureWindow, type ProcessWindow } from "./operator-window.js";
 import { percentile } from "./stats.js";
 
 export interface WebhooksResult {

@@ -15,9 +15,10 @@
 import { cpus } from "node:os";
 import { startBenchServer } from "./database.js";
 import { formatLoad, runBench } from "./entry.js";
-import { describeWindow, formatRows, startBenchCluster } from "./operator-cluster.js";
+import { startBenchCluster } from "./operator-cluster.js";
 import { runRollouts } from "./operator-rollouts.js";
 import { runWebhooks } from "./operator-webhooks.js";
+import { describeWindow, formatRows } from "./operator-window.js";
 import { startReceiverProcess } from "./receiver-process.js";
 
 const countFromEnv = (name: string, fallback: number) => {
