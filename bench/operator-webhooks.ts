@@ -1,187 +1,136 @@
-// Scenario A of the operator benchmark: N Webhook resources created at once (test-side writes to the fake
-// API server), timed until every one is Ready=True with observedGeneration 1 and a webhookId in status.
+// Scenario A of the operator benchmark: N Webhook resources created against the real API server (32
+// creates in flight), timed from the first create until every one is Ready=True with observedGeneration
+// 1 and a webhookId in status, as an informer of the benchmark's own sees them.
 import { performance } from "node:perf_hooks";
-import type { WebhookResource } from "../src/operator/api/webhook-v1alpha1.js";
-import type { RecordedRequest } from "../test/support/fake-kube-apiserver.js";
+import type { Cluster } from "../test/support/cluster.js";
 import type { BenchDatabase } from "./database.js";
 import {
-  benchNamespaces,
-  createSigningSecret,
-  measureWindow,
-  type ProcessWindow,
+  createBenchNamespaces,
+  createWebhook,
+  deleteBenchNamespaces,
   signingSecretRef,
   startOperatorSystem,
   waitFor,
+  watchReadiness,
 } from "./operator-cluster.js";
+import { measureWindow, type ProcessWindow } from "./operator-window.js";
 import { percentile } from "./stats.js";
 
 export interface WebhooksResult {
   resources: number;
   namespaces: number;
   withSecret: number;
+  /** How long the N creates themselves took. */
+  createMs: number;
   /** From the first create to the last resource seen Ready. */
   elapsedMs: number;
-  resourcesPerSecond: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
-  /** How long the N creates themselves took (the fake's writes and watch fan-out). */
-  createMs: number;
-  /** Webhook rows in the database afterwards, and Ready resources whose webhookId is not one of them. */
-  rows: number;
+  /** Ready resources whose webhookId or hasSecret does not match the database. */
   mismatched: number;
+  rows: number;
   window: ProcessWindow;
-  /** From the first create until the operator was idle and quiet. */
-  settledMs: number;
-  /** What the operator did after the last resource was Ready (reconciles of its own writes). */
-  afterReady: ProcessWindow;
 }
 
-const statusPath = /\/namespaces\/([^/]+)\/webhooks\/([^/]+)\/status$/;
-
-const isReady = (resource: WebhookResource | undefined) => {
-  const ready = resource?.status?.conditions?.find((c) => c.type === "Ready");
-  return (
-    ready?.status === "True" &&
-    resource?.status?.observedGeneration === 1 &&
-    typeof resource.status.webhookId === "number"
-  );
-};
+const inFlight = 32;
 
 export async function runWebhooks(
   database: BenchDatabase,
+  cluster: Cluster,
   options: { resources: number; namespaces: number; timeoutMs: number; env?: Record<string, string> },
 ): Promise<WebhooksResult> {
-  const namespaces = benchNamespaces("bench", options.namespaces);
-  const system = await startOperatorSystem(database, {
-    namespaces,
-    env: options.env ?? {},
-    // One Secret per namespace; every fourth Webhook signs with it.
-    prepare: (kube) => {
-      for (const namespace of namespaces) {
-        createSigningSecret(kube, namespace);
-      }
-    },
+  const label = `bench-hooks-${Date.now().toString(36)}`;
+  const namespaces = await createBenchNamespaces(cluster, label, options.namespaces);
+  const system = await startOperatorSystem(database, cluster, label, options.env);
+  const createdAt = new Map<string, number>();
+  const readyAt = new Map<string, number>();
+  const ready = new Map<string, { webhookId?: number; hasSecret?: boolean }>();
+  const stopWatching = await watchReadiness(cluster, (key, resource) => {
+    if (!createdAt.has(key)) return;
+    readyAt.set(key, performance.now());
+    ready.set(key, resource.status ?? {});
   });
-  const { kube } = system;
   try {
-    const names = Array.from({ length: options.resources }, (_, i) => ({
+    const hooks = Array.from({ length: options.resources }, (_, i) => ({
       namespace: namespaces[i % namespaces.length] as string,
       name: `hook-${String(i).padStart(5, "0")}`,
       secret: i % 4 === 0,
     }));
-    const key = (namespace: string, name: string) => `${namespace}/${name}`;
-    const createdAt = new Map<string, number>();
-    const readyAt = new Map<string, number>();
-
-    const finish = await measureWindow(kube);
+    const finish = await measureWindow();
     const started = performance.now();
-    for (const { namespace, name, secret } of names) {
-      kube.create("webhooks", {
-        apiVersion: "webhook-operator.io/v1alpha1",
-        kind: "Webhook",
-        metadata: { name, namespace },
-        spec: {
-          url: `https://hooks.example.com/bench/${name}`,
-          events: ["deployment.created", "deployment.succeeded", "deployment.failed"],
-          ...(secret ? { secretRef: signingSecretRef } : {}),
-        },
-      });
-      createdAt.set(key(namespace, name), performance.now());
-    }
-    const createMs = performance.now() - started;
-
-    // The fake records every request it answers; a finished PATCH of a Webhook's status is the moment
-    // to read that one resource from the store (a full list copies every object, which would cost more
-    // than the operator's own work). Requests still in progress are looked at again on the next poll.
-    let cursor = 0;
-    let unfinished: RecordedRequest[] = [];
-    const poll = () => {
-      const fresh = kube.requests.slice(cursor);
-      cursor += fresh.length;
-      const candidates = [...unfinished, ...fresh].filter(
-        (r) => r.method === "PATCH" && statusPath.test(r.path),
-      );
-      unfinished = [];
-      const now = performance.now();
-      for (const request of candidates) {
-        if (request.status === undefined) {
-          unfinished.push(request);
-          continue;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next < hooks.length) {
+          const { namespace, name, secret } = hooks[next++] as (typeof hooks)[number];
+          createdAt.set(`${namespace}/${name}`, performance.now());
+          await createWebhook(cluster, namespace, name, {
+            url: `https://hooks.example.com/bench/${name}`,
+            events: ["deployment.created", "deployment.succeeded", "deployment.failed"],
+            ...(secret ? { secretRef: signingSecretRef } : {}),
+          });
         }
-        const [, namespace = "", name = ""] = statusPath.exec(request.path) ?? [];
-        const k = key(namespace, name);
-        if (readyAt.has(k) || !createdAt.has(k)) continue;
-        if (isReady(kube.get("webhooks", { namespace, name }) as unknown as WebhookResource | undefined))
-          readyAt.set(k, now);
-      }
-      return readyAt.size === names.length ? true : undefined;
-    };
-    await waitFor(`${names.length} Ready webhooks`, poll, options.timeoutMs, 5).catch((error: unknown) => {
+      }),
+    );
+    const createMs = performance.now() - started;
+    await waitFor(
+      `${hooks.length} Ready webhooks`,
+      () => (readyAt.size === hooks.length ? true : undefined),
+      options.timeoutMs,
+      10,
+    ).catch((error: unknown) => {
       throw new Error(`${(error as Error).message} (${readyAt.size} were Ready)`);
     });
-    const window = await finish();
     const elapsedMs = Math.max(...readyAt.values()) - started;
+    const window = await finish();
 
-    // The work does not end at Ready: the operator's own writes (finalizer, status) come back as watch
-    // events and are reconciled again. Settled = queues idle and no API request for 300 ms.
-    const finishSettled = await measureWindow(kube);
-    let requestsSeen = kube.requests.length;
-    let quietSince = performance.now();
-    await waitFor(
-      "the operator to settle",
-      async () => {
-        await system.service.operator?.idle();
-        if (kube.requests.filter((r, i) => i >= requestsSeen && !r.path.includes("/leases/")).length > 0) {
-          requestsSeen = kube.requests.length;
-          quietSince = performance.now();
-        }
-        return performance.now() - quietSince >= 300 ? true : undefined;
-      },
-      options.timeoutMs,
-      20,
+    const { rows } = await system.observer.query<{ id: number; owner: string; has_secret: boolean }>(
+      "SELECT id, owner, secret IS NOT NULL AS has_secret FROM webhooks WHERE owner IS NOT NULL",
     );
-    const settledMs = quietSince - started;
-    const afterReady = await finishSettled();
-
-    // Check the end state from the store and the database, now that timing is over.
-    const { rows } = await system.observer.query<{ id: number; owner: string }>(
-      "SELECT id, owner FROM webhooks WHERE owner IS NOT NULL",
-    );
-    const owners = new Map(rows.map((row) => [row.owner, row.id]));
+    const byOwner = new Map(rows.map((row) => [row.owner, row]));
     let mismatched = 0;
-    for (const { namespace, name, secret } of names) {
-      const resource = kube.get("webhooks", { namespace, name }) as unknown as WebhookResource | undefined;
-      if (
-        !isReady(resource) ||
-        owners.get(key(namespace, name)) !== resource?.status?.webhookId ||
-        resource?.status?.hasSecret !== secret
-      )
+    for (const { namespace, name, secret } of hooks) {
+      const key = `${namespace}/${name}`;
+      const status = ready.get(key);
+      const row = byOwner.get(key);
+      if (row?.id !== status?.webhookId || status?.hasSecret !== secret || row?.has_secret !== secret)
         mismatched += 1;
     }
-    const times = names
+    const times = hooks
       .map(({ namespace, name }) => {
-        const k = key(namespace, name);
-        return (readyAt.get(k) as number) - (createdAt.get(k) as number);
+        const key = `${namespace}/${name}`;
+        return (readyAt.get(key) as number) - (createdAt.get(key) as number);
       })
       .sort((a, b) => a - b);
     return {
-      resources: names.length,
+      resources: hooks.length,
       namespaces: namespaces.length,
-      withSecret: names.filter((n) => n.secret).length,
+      withSecret: hooks.filter((h) => h.secret).length,
+      createMs,
       elapsedMs,
-      resourcesPerSecond: names.length / (elapsedMs / 1000),
       p50Ms: percentile(times, 50),
       p99Ms: percentile(times, 99),
-      maxMs: times[times.length - 1] ?? Number.NaN,
-      createMs,
-      rows: rows.length,
+      maxMs: times.at(-1) ?? Number.NaN,
       mismatched,
+      rows: rows.length,
       window,
-      settledMs,
-      afterReady,
     };
   } finally {
+    await stopWatching();
+    await deleteBenchNamespaces(cluster, namespaces);
+    // Long enough for the finalizers of the deleted namespaces' Webhooks to be released.
+    await waitFor(
+      "the Webhooks to be released",
+      async () => {
+        const { rows } = await system.observer.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM webhooks",
+        );
+        return rows[0]?.n === 0 ? true : undefined;
+      },
+      options.timeoutMs,
+      200,
+    ).catch(() => {});
     await system.close();
   }
 }

@@ -134,7 +134,8 @@ for component in "${components[@]}"; do
     kwok)
       launch kwok "$bin/kwok" --kubeconfig "$dir/kubeconfig" --manage-all-nodes=false \
         --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-        --server-address "127.0.0.1:$KWOK_PORT" --cidr 10.244.0.0/24 --node-ip 10.244.0.1
+        --server-address "127.0.0.1:$KWOK_PORT" --cidr 10.244.0.0/24 --node-ip 10.244.0.1 \
+        --node-lease-duration-seconds 40
       "$kubectl" --kubeconfig "$dir/kubeconfig" apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Node

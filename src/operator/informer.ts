@@ -8,6 +8,7 @@ import {
 } from "@kubernetes/client-node";
 import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
+import { retryAfterMs } from "./kube-errors.js";
 
 export interface ResilientInformer<T extends KubernetesObject> {
   informer: Informer<T> & ObjectCache<T>;
@@ -20,9 +21,9 @@ export interface ResilientInformer<T extends KubernetesObject> {
 
 /**
  * client-node's informer re-lists by itself on 410 Gone and resumes a watch that ended cleanly, but it
- * stops for good after any other error. This wrapper restarts it with capped exponential backoff, and
- * re-lists periodically so a watch that silently stalled (open connection, no events) cannot leave
- * the cache stale for long.
+ * stops for good after any other error. This wrapper restarts it with capped exponential backoff (or
+ * the Retry-After of a 429, when longer), and re-lists periodically so a watch that silently stalled
+ * (open connection, no events) cannot leave the cache stale for long.
  */
 export function resilientInformer<T extends KubernetesObject>(options: {
   kubeConfig: KubeConfig;
@@ -47,9 +48,11 @@ export function resilientInformer<T extends KubernetesObject>(options: {
   };
   const informer = makeInformer<T>(options.kubeConfig, options.path, list, options.labelSelector);
   informer.on("error", (error: unknown) => {
-    if (stopped) return;
+    // An AbortError is ListWatch ending its own watch (stop, re-list): no failure to retry.
+    if (stopped || (error as { name?: string } | null)?.name === "AbortError") return;
     failures += 1;
-    const delay = Math.min(30_000, 500 * 2 ** (failures - 1));
+    // At least what a 429 (or 503) asks for in Retry-After.
+    const delay = Math.max(Math.min(30_000, 500 * 2 ** (failures - 1)), retryAfterMs(error));
     metrics.watchRestarts.inc({ resource: options.resource, reason: "error" });
     logRetry(
       options.logger,

@@ -116,6 +116,8 @@ export async function startFaultProxy(cluster: Cluster): Promise<FaultProxy> {
           upstreamResponse.pipe(res);
           return;
         }
+        // As the API server does: the watch's headers now, its events as they come.
+        res.flushHeaders();
         openWatches.add(res);
         res.once("close", () => {
           openWatches.delete(res);
