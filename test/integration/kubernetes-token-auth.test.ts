@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { type RunningService, startService } from "../../src/service.js";
+import { assertBuilt, runCli } from "../support/cli.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
 // Without a cluster, Kubernetes token authentication is off and says so: in the start-up log and in
@@ -72,6 +73,14 @@ describe("Kubernetes tokens without a cluster", () => {
     expect(response.status).toBe(401);
     expect(response.body.error?.message).toContain("Kubernetes token authentication is off");
     expect(await authenticationsCounted("kubernetes_token", "rejected")).toBe(before + 1);
+  });
+
+  it("reaches the CLI's user as the same message, through --api-key", async () => {
+    assertBuilt();
+    const result = await runCli({ baseUrl: service.url, apiKey: jwt }, ["webhooks", "events"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("Kubernetes token authentication is off");
+    expect(result.stderr).toContain("(HTTP 401, unauthorized)");
   });
 
   it("treats anything not shaped like a JWT as an API key", async () => {
