@@ -5,9 +5,9 @@ import {
   type KubeConfig,
   type V1ResourceAttributes,
 } from "@kubernetes/client-node";
-import { LRUCache } from "lru-cache";
 import { ServiceUnavailableError, UnauthorizedError } from "../http/errors.js";
 import type { Logger } from "../logger.js";
+import { createReviewCache } from "./review-cache.js";
 import { tokenDigest, tokenExpiry } from "./token-shape.js";
 
 export interface TokenAuthSettings {
@@ -47,10 +47,9 @@ const reviewTimeoutMs = 5_000;
 
 function unavailable(error: unknown, review: string, logger: Logger): ServiceUnavailableError {
   const status = error instanceof ApiException ? error.code : undefined;
-  logger.warn(
-    { review, status, err: error instanceof Error ? error.message : String(error) },
-    "review failed",
-  );
+  // An API error is logged by its status only: its message quotes the response, which we do not vet.
+  const cause = status === undefined ? (error instanceof Error ? error.message : String(error)) : undefined;
+  logger.warn({ review, status, cause }, "Kubernetes review failed");
   if (status === 401 || status === 403) {
     return new ServiceUnavailableError(
       `Kubernetes token authentication is unavailable: the operator may not create ${review}s. ` +
@@ -82,20 +81,15 @@ export function createKubernetesTokenReviewer(
 ): KubernetesTokenReviewer {
   const authentication = kubeConfig.makeApiClient(AuthenticationV1Api);
   const authorization = kubeConfig.makeApiClient(AuthorizationV1Api);
-  // Keys are token digests; answers never outlive the token (ttl capped at its expiry).
-  const identities = new LRUCache<string, KubernetesIdentity | "rejected">({ max: settings.cacheSize });
-  const decisions = new LRUCache<string, boolean>({ max: settings.cacheSize });
-  const remember = <V extends {}>(cache: LRUCache<string, V>, key: string, value: V, expiresAt?: number) => {
-    const ttl = Math.min(settings.cacheTtlMs, (expiresAt ?? Number.POSITIVE_INFINITY) - Date.now());
-    if (ttl >= 1) cache.set(key, value, { ttl: Math.floor(ttl) });
-  };
+  const cacheSettings = { ttlMs: settings.cacheTtlMs, size: settings.cacheSize };
+  const identities = createReviewCache<KubernetesIdentity | "rejected">(cacheSettings);
+  const decisions = createReviewCache<boolean>(cacheSettings);
 
   return {
     audience: settings.audience,
     async authenticate(token) {
       const digest = tokenDigest(token);
-      let identity = identities.get(digest);
-      if (identity === undefined) {
+      const identity = await identities.answer(digest, async () => {
         const review = await withTimeout(
           authentication.createTokenReview({ body: { spec: { token, audiences: [settings.audience] } } }),
         ).catch((error: unknown) => {
@@ -103,19 +97,13 @@ export function createKubernetesTokenReviewer(
         });
         const status = review.status;
         const forUs = !status?.audiences || status.audiences.includes(settings.audience);
-        identity =
-          status?.authenticated && forUs && status.user?.username
-            ? {
-                username: status.user.username,
-                uid: status.user.uid,
-                groups: status.user.groups ?? [],
-                extra: status.user.extra,
-                digest,
-                expiresAt: tokenExpiry(token),
-              }
-            : "rejected";
-        remember(identities, digest, identity, identity === "rejected" ? undefined : identity.expiresAt);
-      }
+        if (!status?.authenticated || !forUs || !status.user?.username) {
+          return { value: "rejected" as const, expiresAt: undefined };
+        }
+        const expiresAt = tokenExpiry(token);
+        const { username, uid, groups = [], extra } = status.user;
+        return { value: { username, uid, groups, extra, digest, expiresAt }, expiresAt };
+      });
       if (identity === "rejected") {
         throw new UnauthorizedError(
           `Invalid Kubernetes token: the API server does not accept it for the audience '${settings.audience}' ` +
@@ -127,26 +115,25 @@ export function createKubernetesTokenReviewer(
 
     async isAllowed(identity, access) {
       const key = `${identity.digest} ${access.namespace} ${access.verb} ${access.subresource ?? ""}`;
-      const cached = decisions.get(key);
-      if (cached !== undefined) return cached;
-      const review = await withTimeout(
-        authorization.createSubjectAccessReview({
-          body: {
-            spec: {
-              user: identity.username,
-              uid: identity.uid,
-              groups: identity.groups,
-              extra: identity.extra,
-              resourceAttributes: { ...webhookResource, ...access },
+      return decisions.answer(key, async () => {
+        const review = await withTimeout(
+          authorization.createSubjectAccessReview({
+            body: {
+              spec: {
+                user: identity.username,
+                uid: identity.uid,
+                groups: identity.groups,
+                extra: identity.extra,
+                resourceAttributes: { ...webhookResource, ...access },
+              },
             },
-          },
-        }),
-      ).catch((error: unknown) => {
-        throw unavailable(error, "SubjectAccessReview", logger);
+          }),
+        ).catch((error: unknown) => {
+          throw unavailable(error, "SubjectAccessReview", logger);
+        });
+        const allowed = review.status?.allowed === true && review.status.denied !== true;
+        return { value: allowed, expiresAt: identity.expiresAt };
       });
-      const allowed = review.status?.allowed === true && review.status.denied !== true;
-      remember(decisions, key, allowed, identity.expiresAt);
-      return allowed;
     },
   };
 }
