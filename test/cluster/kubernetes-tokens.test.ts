@@ -9,7 +9,7 @@ import {
   uniqueName,
   useCluster,
 } from "../support/cluster.js";
-import { eventually } from "../support/receiver.js";
+import { eventually, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { repoRoot } from "../support/tools.js";
 import { clusterPatience, createWebhook, waitForReady } from "../support/webhook-resources.js";
@@ -131,15 +131,29 @@ describe("Kubernetes tokens on /api", () => {
     );
   });
 
-  it("manage binding: creates and deletes webhooks in shop", async () => {
+  it("manage binding: creates, tests, replays and deletes webhooks in shop; read-only cannot replay", async () => {
     const key = await tokenOf("manager");
-    const created = await service.api("POST", webhooksOf(ids.shop.project), {
-      key,
-      body: { url: "https://hooks.example.com/new", events: ["deployment.succeeded"] },
-    });
-    expect(created.status).toBe(201);
-    const id = (created.body as { id: number }).id;
-    expect((await service.api("DELETE", `${webhooksOf(ids.shop.project)}/${id}`, { key })).status).toBe(204);
+    const receiver = await startReceiver();
+    try {
+      const created = await service.api("POST", webhooksOf(ids.shop.project), {
+        key,
+        body: { url: `${receiver.url}/hook`, events: ["deployment.succeeded"] },
+      });
+      expect(created.status).toBe(201);
+      const webhook = `${webhooksOf(ids.shop.project)}/${(created.body as { id: number }).id}`;
+      const test = await service.api("POST", `${webhook}/test`, { key, body: {} });
+      expect(test.status).toBe(200);
+      await receiver.waitFor(1);
+      const retry = `${webhook}/deliveries/${(test.body as { delivery_id: number }).delivery_id}/retry`;
+      const reader = await service.api("POST", retry, { key: await tokenOf("reader") });
+      expect(reader.status).toBe(403);
+      expect(reader.text).toContain("webhooks/replay");
+      expect((await service.api("POST", retry, { key })).status).toBe(200);
+      await receiver.waitFor(2);
+      expect((await service.api("DELETE", webhook, { key })).status).toBe(204);
+    } finally {
+      await receiver.close();
+    }
     expect((await service.api("GET", webhooksOf(ids.other.project), { key })).status).toBe(404);
   });
 
