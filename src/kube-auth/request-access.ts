@@ -2,7 +2,8 @@ import type { WebhookAccess } from "./reviewer.js";
 
 /**
  * The RBAC verb (and subresource) an /api request needs on `webhooks.webhook-operator.io` in the
- * project's namespace; the README's "Kubernetes tokens" table documents the same mapping.
+ * project's namespace. The README's table (Cluster tooling calls /api with its ServiceAccount token)
+ * documents the same mapping.
  * `path` is relative to /api, e.g. /projects/3/webhooks/5/deliveries/7/retry.
  */
 export function requiredAccess(method: string, path: string): Omit<WebhookAccess, "namespace"> {

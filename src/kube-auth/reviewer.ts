@@ -3,7 +3,6 @@ import {
   AuthenticationV1Api,
   AuthorizationV1Api,
   type KubeConfig,
-  type V1ResourceAttributes,
 } from "@kubernetes/client-node";
 import { ServiceUnavailableError, UnauthorizedError } from "../http/errors.js";
 import type { Logger } from "../logger.js";
@@ -31,7 +30,11 @@ export interface KubernetesIdentity {
 }
 
 /** What a request asks to do to Webhook resources in one namespace ("" = cluster-wide). */
-export type WebhookAccess = Pick<V1ResourceAttributes, "verb" | "subresource"> & { namespace: string };
+export interface WebhookAccess {
+  namespace: string;
+  verb: string;
+  subresource?: string;
+}
 
 export interface KubernetesTokenReviewer {
   audience: string;
@@ -106,8 +109,9 @@ export function createKubernetesTokenReviewer(
       });
       if (identity === "rejected") {
         throw new UnauthorizedError(
-          `Invalid Kubernetes token: the API server does not accept it for the audience '${settings.audience}' ` +
-            `(expired, revoked, or issued for another audience). Create one with: kubectl create token <serviceaccount> --audience ${settings.audience}`,
+          "Invalid Kubernetes token: the API server does not accept it for the audience " +
+            `'${settings.audience}' (expired, revoked, or issued for another audience). Create one with: ` +
+            `kubectl create token <serviceaccount> --audience ${settings.audience}`,
         );
       }
       return identity;

@@ -45,7 +45,8 @@ export async function authorizeProject(db: Queryable, auth: AuthContext, project
   const what = `${access.verb} webhooks${access.subresource ? `/${access.subresource}` : ""}`;
   const forbidden = new ForbiddenError(
     `${identity.username} may not ${what} (group webhook-operator.io) in namespace '${project.slug}'. ` +
-      "Grant it with a Role and RoleBinding in that namespace (see the README, 'Kubernetes tokens').",
+      "Grant it with a RoleBinding in that namespace, e.g. to the ClusterRole webhook-operator-read-deliveries " +
+      "or webhook-operator-manage-webhooks (README: Cluster tooling calls /api with its ServiceAccount token).",
   );
   if (await mayList(auth, project.slug)) throw forbidden;
   const visible = await visibleProjectIds(db, auth);

@@ -8,7 +8,10 @@ import { findProject } from "../projects/store.js";
 import type { WebhookRow } from "./store.js";
 import { findWebhook } from "./store.js";
 
-/** The project, if the caller may make this request in it: otherwise 404 (another project's ids look nonexistent) or 403. */
+/**
+ * The project, if the caller may make this request in it; otherwise 404 (another project's ids look
+ * nonexistent) or 403 (projects/access.ts).
+ */
 export async function requireProject(
   db: Queryable,
   auth: AuthContext,
