@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { TokenAuthSettings } from "./kube-auth/reviewer.js";
 import type { OperatorConfig } from "./operator/operator.js";
 
 // Every setting the process reads, parsed once at start-up. Each service receives only the part it
@@ -44,6 +45,10 @@ const configSchema = z.object({
   LEADER_ELECTION_RETRY_PERIOD_MS: wholeNumber(100).default(2_000),
   INFORMER_RELIST_INTERVAL_MS: wholeNumber(1_000).default(300_000),
   WEBHOOK_STATUS_RESYNC_INTERVAL_MS: wholeNumber(1_000).default(60_000),
+  KUBERNETES_TOKEN_AUTH: booleanFromEnv.default(true),
+  KUBERNETES_TOKEN_AUDIENCE: z.string().trim().min(1).default("webhook-operator"),
+  KUBERNETES_TOKEN_CACHE_TTL_MS: wholeNumber(0, 300_000).default(10_000),
+  KUBERNETES_TOKEN_CACHE_SIZE: wholeNumber(1, 1_000_000).default(10_000),
 });
 
 export type Env = z.input<typeof configSchema>;
@@ -58,6 +63,8 @@ export interface Config {
     OperatorConfig,
     "leaseNamespace"
   >;
+  /** Kubernetes tokens on /api; `enabled` matters only when a cluster is configured. */
+  tokenAuth: { enabled: boolean } & TokenAuthSettings;
   delivery: {
     /** False: this replica serves the API only and sends just replays and test events. */
     workers: boolean;
@@ -123,6 +130,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       leaderRetryPeriodMs: e.LEADER_ELECTION_RETRY_PERIOD_MS,
       relistIntervalMs: e.INFORMER_RELIST_INTERVAL_MS,
       webhookResyncIntervalMs: e.WEBHOOK_STATUS_RESYNC_INTERVAL_MS,
+    },
+    tokenAuth: {
+      enabled: e.KUBERNETES_TOKEN_AUTH,
+      audience: e.KUBERNETES_TOKEN_AUDIENCE,
+      cacheTtlMs: e.KUBERNETES_TOKEN_CACHE_TTL_MS,
+      cacheSize: e.KUBERNETES_TOKEN_CACHE_SIZE,
     },
     delivery: {
       workers: e.DELIVERY_WORKERS,

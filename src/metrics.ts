@@ -53,6 +53,12 @@ export const metrics = {
     labelNames: ["event_type"] as const,
     registers: [registry],
   }),
+  authentications: new client.Counter({
+    name: `${prefix}api_authentications_total`,
+    help: "/api authentications by method (api_key|kubernetes_token) and outcome (success|rejected|unavailable)",
+    labelNames: ["method", "outcome"] as const,
+    registers: [registry],
+  }),
   reconciles: new client.Counter({
     name: `${prefix}reconciles_total`,
     help: "Reconciles by controller and result (success|config_error|error)",

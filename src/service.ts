@@ -8,6 +8,7 @@ import { migrate } from "./db/migrate.js";
 import { createPool, type Pool } from "./db/pool.js";
 import { createDeliveryEngine, type DeliveryEngine } from "./delivery-engine/engine.js";
 import { createApp } from "./http/app.js";
+import { createKubernetesTokenReviewer } from "./kube-auth/reviewer.js";
 import type { Logger } from "./logger.js";
 import { loadKubeConfig, operatorNamespace } from "./operator/kube-config.js";
 import type { RunningOperator } from "./operator/operator.js";
@@ -88,7 +89,22 @@ export async function startService(
       })
     : undefined;
   if (!operator) logger.info("no Kubernetes cluster configured: running the API and delivery workers only");
-  const app = createApp({ pool, logger, engine });
+  const tokenReviewer =
+    kubeConfig && config.tokenAuth.enabled
+      ? createKubernetesTokenReviewer(kubeConfig, config.tokenAuth, logger)
+      : undefined;
+  if (tokenReviewer) {
+    logger.info(
+      { audience: tokenReviewer.audience },
+      "Kubernetes token authentication on: /api accepts tokens",
+    );
+  } else {
+    logger.info(
+      { reason: kubeConfig ? "KUBERNETES_TOKEN_AUTH=false" : "no Kubernetes cluster" },
+      "Kubernetes token authentication off: /api accepts API keys only",
+    );
+  }
+  const app = createApp({ pool, logger, engine, tokenReviewer });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;

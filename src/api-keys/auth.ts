@@ -1,47 +1,101 @@
 import type { RequestHandler } from "express";
 import type { Pool } from "../db/pool.js";
-import { ForbiddenError, NotFoundError, UnauthorizedError } from "../http/errors.js";
+import { ForbiddenError, ServiceUnavailableError, UnauthorizedError } from "../http/errors.js";
+import { requiredAccess } from "../kube-auth/request-access.js";
+import type { KubernetesIdentity, KubernetesTokenReviewer, WebhookAccess } from "../kube-auth/reviewer.js";
+import { looksLikeKubernetesToken } from "../kube-auth/token-shape.js";
+import { metrics } from "../metrics.js";
 import { hashApiKey, hashesEqual } from "./keys.js";
 import { findApiKeyByHash, touchApiKey } from "./store.js";
 
-export interface AuthContext {
+export interface ApiKeyAuth {
+  method: "api_key";
   keyId: number;
   /** null for an admin key (every project). */
   projectIds: number[] | null;
 }
 
+/** A ServiceAccount (or other Kubernetes) token: RBAC in each project's namespace decides. */
+export interface KubernetesTokenAuth {
+  method: "kubernetes_token";
+  identity: KubernetesIdentity;
+  reviewer: KubernetesTokenReviewer;
+  /** What this request needs on Webhook resources, in whichever namespace it touches. */
+  access: Omit<WebhookAccess, "namespace">;
+}
+
+export type AuthContext = ApiKeyAuth | KubernetesTokenAuth;
+
 const bearer = /^Bearer\s+(\S+)\s*$/i;
 
-/** Resolves `Authorization: Bearer <key>` into res.locals.auth, or answers 401. */
-export function requireApiKey(pool: Pool): RequestHandler {
+async function authenticateKey(pool: Pool, key: string): Promise<ApiKeyAuth> {
+  const presented = hashApiKey(key);
+  const row = await findApiKeyByHash(pool, presented);
+  // The lookup is by digest; the constant-time comparison guards the final decision anyway.
+  if (!row || !hashesEqual(row.key_hash, presented)) throw new UnauthorizedError("Invalid API key.");
+  void touchApiKey(pool, row.id).catch(() => {});
+  return { method: "api_key", keyId: row.id, projectIds: row.project_ids };
+}
+
+async function authenticateToken(
+  reviewer: KubernetesTokenReviewer | undefined,
+  token: string,
+  request: { method: string; path: string },
+): Promise<KubernetesTokenAuth> {
+  if (!reviewer) {
+    throw new UnauthorizedError(
+      "Kubernetes token authentication is off: this operator runs without a Kubernetes cluster " +
+        "(or with KUBERNETES_TOKEN_AUTH=false). Use an API key.",
+    );
+  }
+  const identity = await reviewer.authenticate(token);
+  return {
+    method: "kubernetes_token",
+    identity,
+    reviewer,
+    access: requiredAccess(request.method, request.path),
+  };
+}
+
+function outcomeOf(error: unknown): "rejected" | "unavailable" {
+  return error instanceof ServiceUnavailableError ? "unavailable" : "rejected";
+}
+
+/**
+ * Resolves `Authorization: Bearer <credential>` into res.locals.auth, or answers 401 (503 when the
+ * Kubernetes API server cannot review a token). A JWT-shaped credential is a Kubernetes token, anything
+ * else an API key: keys are never sent to the API server, tokens never looked up as keys.
+ */
+export function authenticate(pool: Pool, reviewer: KubernetesTokenReviewer | undefined): RequestHandler {
   return async (req, res, next) => {
     const header = req.headers.authorization;
     if (!header)
-      throw new UnauthorizedError("Missing API key. Send it as 'Authorization: Bearer <API_KEY>'.");
+      throw new UnauthorizedError(
+        "Missing credentials. Send an API key or a Kubernetes token as 'Authorization: Bearer <credential>'.",
+      );
     const match = bearer.exec(header);
     if (!match?.[1])
-      throw new UnauthorizedError("Malformed Authorization header. Expected 'Bearer <API_KEY>'.");
-    const presented = hashApiKey(match[1]);
-    const row = await findApiKeyByHash(pool, presented);
-    // The lookup is by digest; the constant-time comparison guards the final decision anyway.
-    if (!row || !hashesEqual(row.key_hash, presented)) throw new UnauthorizedError("Invalid API key.");
-    void touchApiKey(pool, row.id).catch(() => {});
-    res.locals.auth = { keyId: row.id, projectIds: row.project_ids } satisfies AuthContext;
+      throw new UnauthorizedError("Malformed Authorization header. Expected 'Bearer <credential>'.");
+    const credential = match[1];
+    const method = looksLikeKubernetesToken(credential) ? "kubernetes_token" : "api_key";
+    try {
+      res.locals.auth =
+        method === "api_key"
+          ? await authenticateKey(pool, credential)
+          : await authenticateToken(reviewer, credential, req);
+    } catch (error) {
+      metrics.authentications.inc({ method, outcome: outcomeOf(error) });
+      throw error;
+    }
+    metrics.authentications.inc({ method, outcome: "success" });
     next();
   };
 }
 
 export function isAdmin(auth: AuthContext): boolean {
-  return auth.projectIds === null;
+  return auth.method === "api_key" && auth.projectIds === null;
 }
 
 export function requireAdmin(auth: AuthContext, action: string): void {
   if (!isAdmin(auth)) throw new ForbiddenError(`Only an admin API key may ${action}.`);
-}
-
-/** A key limited to other projects sees this project as nonexistent: 404, never 403, so ids don't leak. */
-export function assertProjectAccess(auth: AuthContext, projectId: number): void {
-  if (auth.projectIds !== null && !auth.projectIds.includes(projectId)) {
-    throw new NotFoundError(`Project ${projectId} not found.`);
-  }
 }

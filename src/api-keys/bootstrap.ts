@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { Pool } from "../db/pool.js";
 import { withTransaction } from "../db/pool.js";
+import { looksLikeKubernetesToken } from "../kube-auth/token-shape.js";
 import type { Logger } from "../logger.js";
 import { generateApiKey, hashApiKey } from "./keys.js";
 import { countApiKeys, ensureApiKey, insertApiKey } from "./store.js";
@@ -22,6 +23,11 @@ export async function bootstrapApiKey(
   const configured = config.value ?? (config.file ? (await readFile(config.file, "utf8")).trim() : undefined);
   if (configured !== undefined) {
     if (configured.length < 16) throw new Error("The configured API key must be at least 16 characters.");
+    if (looksLikeKubernetesToken(configured)) {
+      throw new Error(
+        "The configured API key has the shape of a JWT, which /api reads as a Kubernetes token. Choose a key without dots.",
+      );
+    }
     await ensureApiKey(pool, { name: "configured", keyHash: hashApiKey(configured) });
     logger.info({ source: config.value ? "API_KEY" : "API_KEY_FILE" }, "admin API key from configuration");
     return;

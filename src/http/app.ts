@@ -1,10 +1,11 @@
 import express, { type Express, type RequestHandler, Router } from "express";
-import { requireApiKey } from "../api-keys/auth.js";
+import { authenticate } from "../api-keys/auth.js";
 import { registerApiKeyRoutes } from "../api-keys/routes.js";
 import type { Pool } from "../db/pool.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { registerDeploymentRoutes } from "../deployments/routes.js";
+import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
 import type { Logger } from "../logger.js";
 import { registerProjectRoutes } from "../projects/routes.js";
 import { version } from "../version.js";
@@ -22,6 +23,8 @@ export interface AppDependencies {
   pool: Pool;
   logger: Logger;
   engine: DeliveryEngine;
+  /** Reviews Kubernetes tokens presented to /api; absent without a cluster. */
+  tokenReviewer?: KubernetesTokenReviewer | undefined;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -35,7 +38,7 @@ function requestLog(logger: Logger): RequestHandler {
   };
 }
 
-export function createApp({ pool, logger, engine }: AppDependencies): Express {
+export function createApp({ pool, logger, engine, tokenReviewer }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
@@ -45,7 +48,7 @@ export function createApp({ pool, logger, engine }: AppDependencies): Express {
 
   const registry = createRegistry();
   const api = Router();
-  api.use(requireApiKey(pool));
+  api.use(authenticate(pool, tokenReviewer));
   api.use(express.json({ limit: requestBodyLimit }));
   registerWebhookRoutes(api, registry, pool);
   registerTestEventRoutes(api, registry, pool, engine);

@@ -64,6 +64,13 @@ export class PayloadTooLargeError extends ApiError {
   }
 }
 
+/** A dependency the request needs (the Kubernetes API server) cannot be reached: retrying may help. */
+export class ServiceUnavailableError extends ApiError {
+  constructor(message: string) {
+    super(503, "unavailable", message);
+  }
+}
+
 export class InternalError extends ApiError {
   constructor() {
     super(500, "internal", "Internal server error. The failure has been logged.");

@@ -6,6 +6,7 @@ import { isUniqueViolation } from "../db/sqlstate.js";
 import { ConflictError } from "../http/errors.js";
 import { addRoute } from "../http/route.js";
 import { iso } from "../http/schemas.js";
+import { visibleProjectIds } from "./access.js";
 import { createProjectBody, listProjectsQuery, projectListSchema, projectSchema } from "./schemas.js";
 import type { ProjectRow } from "./store.js";
 import { insertProject, listProjects } from "./store.js";
@@ -26,14 +27,15 @@ export function registerProjectRoutes(router: Router, registry: OpenAPIRegistry,
     method: "get",
     path: "/projects",
     tag: "Projects",
-    summary: "List projects (per_page pagination); a project-scoped key sees only its projects",
+    summary:
+      "List projects (per_page pagination); a project-scoped key or a Kubernetes token sees only its projects",
     query: listProjectsQuery,
     responses: { 200: { description: "A page of projects", schema: projectListSchema } },
     handler: async ({ query, auth }) => {
       const { rows, total } = await listProjects(
         pool,
         { page: query.page, size: query.per_page },
-        auth.projectIds,
+        await visibleProjectIds(pool, auth),
       );
       return {
         status: 200,

@@ -30,6 +30,14 @@ export function listProjects(
   );
 }
 
+/** Every project's id and slug (its namespace), for filtering by Kubernetes RBAC. */
+export async function listProjectNamespaces(db: Queryable): Promise<Pick<ProjectRow, "id" | "slug">[]> {
+  const { rows } = await db.query<Pick<ProjectRow, "id" | "slug">>(
+    "SELECT id, slug FROM projects ORDER BY id",
+  );
+  return rows;
+}
+
 export async function findProject(db: Queryable, id: number): Promise<ProjectRow | undefined> {
   const { rows } = await db.query<ProjectRow>(`SELECT ${columns} FROM projects WHERE id = $1`, [id]);
   return rows[0];

@@ -1,22 +1,25 @@
 import type { AuthContext } from "../api-keys/auth.js";
-import { assertProjectAccess } from "../api-keys/auth.js";
 import type { Queryable } from "../db/pool.js";
 import { ConflictError, NotFoundError } from "../http/errors.js";
 import { iso } from "../http/schemas.js";
+import { authorizeProject } from "../projects/access.js";
 import type { ProjectRow } from "../projects/store.js";
 import { findProject } from "../projects/store.js";
 import type { WebhookRow } from "./store.js";
 import { findWebhook } from "./store.js";
 
-/** The project, if this key may see it; otherwise 404 (another project's ids look nonexistent). */
+/**
+ * The project, if the caller may make this request in it; otherwise 404 (another project's ids look
+ * nonexistent) or 403 (projects/access.ts).
+ */
 export async function requireProject(
   db: Queryable,
   auth: AuthContext,
   projectId: number,
 ): Promise<ProjectRow> {
-  assertProjectAccess(auth, projectId);
   const project = await findProject(db, projectId);
   if (!project) throw new NotFoundError(`Project ${projectId} not found.`);
+  await authorizeProject(db, auth, project);
   return project;
 }
 

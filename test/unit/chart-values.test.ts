@@ -55,6 +55,16 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
       expect(only(objects, "Deployment").spec.template.spec.serviceAccountName).toBe("mine");
     });
 
+    it("drops the auth-delegator binding with Kubernetes tokens off, and the token roles with rbac.tokenRoles=false", () => {
+      const objects = render({ "config.kubernetesTokens.enabled": "false", "rbac.tokenRoles": "false" });
+      const names = objects
+        .filter((o) => o.kind.startsWith("Cluster"))
+        .map((o) => `${o.kind}/${o.metadata.name}`);
+      expect(names).toEqual(["ClusterRole/webhook-operator", "ClusterRoleBinding/webhook-operator"]);
+      const env = only(objects, "Deployment").spec.template.spec.containers[0].env;
+      expect(env).toContainEqual({ name: "KUBERNETES_TOKEN_AUTH", value: "false" });
+    });
+
     it("drops the PodDisruptionBudget, and keeps Postgres data in an emptyDir without persistence", () => {
       const objects = render({
         "podDisruptionBudget.enabled": "false",

@@ -64,6 +64,9 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       const { objects } = rendered();
       expect(kindsOf(objects)).toEqual([
         "ClusterRole",
+        "ClusterRole",
+        "ClusterRole",
+        "ClusterRoleBinding",
         "ClusterRoleBinding",
         "Deployment",
         "PodDisruptionBudget",
@@ -160,7 +163,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
 
     it("grants exactly the Kubernetes calls the operator makes, cluster-wide and for its Lease", () => {
       const { objects } = rendered();
-      expect(rulesOf(only(objects, "ClusterRole"))).toEqual({
+      expect(rulesOf(only(objects, "ClusterRole", name))).toEqual({
         "core/namespaces": ["list", "watch"],
         "core/secrets": ["get", "watch"],
         "apps/deployments": ["list", "watch"],
@@ -175,9 +178,34 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "coordination.k8s.io/leases": ["create"],
         [`coordination.k8s.io/leases[${name}-leader]`]: ["get", "update"],
       });
-      for (const binding of [only(objects, "ClusterRoleBinding"), only(objects, "RoleBinding")]) {
+      for (const binding of [only(objects, "ClusterRoleBinding", name), only(objects, "RoleBinding")]) {
         expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name, namespace: releaseNamespace }]);
       }
+    });
+
+    it("lets the operator review Kubernetes tokens, and ships the two roles tokens are bound to", () => {
+      const { objects, container } = rendered();
+      const delegator = only(objects, "ClusterRoleBinding", `${name}-auth-delegator`);
+      expect(delegator.roleRef).toEqual({
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "ClusterRole",
+        name: "system:auth-delegator",
+      });
+      expect(delegator.subjects).toEqual([{ kind: "ServiceAccount", name, namespace: releaseNamespace }]);
+      expect(rulesOf(only(objects, "ClusterRole", `${name}-read-deliveries`))).toEqual({
+        "webhook-operator.io/webhooks": ["get", "list"],
+      });
+      expect(rulesOf(only(objects, "ClusterRole", `${name}-manage-webhooks`))).toEqual({
+        "webhook-operator.io/webhooks": ["create", "delete", "get", "list", "update"],
+        "webhook-operator.io/webhooks/replay": ["create"],
+        "webhook-operator.io/webhooks/test": ["create"],
+      });
+      expect(loadConfig(environmentOf(container)).tokenAuth).toEqual({
+        enabled: true,
+        audience: "webhook-operator",
+        cacheTtlMs: 10_000,
+        cacheSize: 10_000,
+      });
     });
 
     it("exposes the http port in a Service and keeps one replica up in a PodDisruptionBudget", () => {
@@ -244,6 +272,9 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       const { objects, deployment, container } = rendered();
       expect(kindsOf(objects)).toEqual([
         "ClusterRole",
+        "ClusterRole",
+        "ClusterRole",
+        "ClusterRoleBinding",
         "ClusterRoleBinding",
         "ConfigMap",
         "Deployment",

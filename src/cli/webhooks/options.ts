@@ -16,7 +16,7 @@ export interface GroupOptions {
 const environmentHelp = `
 Environment:
   WEBHOOK_OPERATOR_URL      address of the service, like --api-url (default: ${defaultApiUrl})
-  WEBHOOK_OPERATOR_API_KEY  API key, like --api-key (keeps the key out of shell history)
+  WEBHOOK_OPERATOR_API_KEY  API key or Kubernetes token, like --api-key (keeps it out of shell history)
   WEBHOOK_SECRET            signing secret for 'create' when neither --secret nor --secret-stdin is given
 
 Exit codes: 0 success, 1 API, network or delivery failure, 2 usage error.`;
@@ -30,7 +30,10 @@ export function addGroupOptions(group: Command): Command {
       ),
     )
     .addOption(
-      new Option("--api-key <key>", "API key sent as a Bearer token").env("WEBHOOK_OPERATOR_API_KEY"),
+      new Option(
+        "--api-key <key>",
+        "API key, or a Kubernetes token (kubectl create token <sa> --audience webhook-operator), sent as a Bearer token",
+      ).env("WEBHOOK_OPERATOR_API_KEY"),
     )
     .option("--json", "print the API's JSON instead of tables, for scripts");
 }
