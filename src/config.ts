@@ -35,6 +35,7 @@ const configSchema = z.object({
   DELIVERY_POLL_INTERVAL_MS: wholeNumber(10).default(2_000),
   DELIVERY_RESPONSE_BODY_LIMIT_BYTES: wholeNumber(0, 1_048_576).default(4_096),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(true),
+  DASHBOARD_ENABLED: booleanFromEnv.default(true),
   KUBERNETES: z.enum(["auto", "true", "false"]).default("auto"),
   NAMESPACE_SELECTOR: z.string().default(""),
   POD_NAMESPACE: z.string().min(1).optional(),
@@ -54,6 +55,7 @@ export interface Config {
   database: { url: string | undefined; poolSize: number; dataDir: string; embeddedPort: number };
   apiKey: { value: string | undefined; file: string | undefined };
   shutdownTimeoutMs: number;
+  dashboard: { enabled: boolean };
   kubernetes: { mode: KubernetesMode; podNamespace: string | undefined } & Omit<
     OperatorConfig,
     "leaseNamespace"
@@ -98,6 +100,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     apiKey: { value: e.API_KEY, file: e.API_KEY_FILE },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    dashboard: { enabled: e.DASHBOARD_ENABLED },
     kubernetes: {
       mode: e.KUBERNETES,
       podNamespace: e.POD_NAMESPACE,

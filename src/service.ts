@@ -86,7 +86,7 @@ export async function startService(
       })
     : undefined;
   if (!operator) logger.info("no Kubernetes cluster configured: running the API and delivery workers only");
-  const app = createApp({ pool, logger, engine });
+  const app = createApp({ pool, logger, engine, dashboard: config.dashboard.enabled });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;

@@ -1,8 +1,10 @@
 import express, { type Express, type RequestHandler, Router } from "express";
 import { requireApiKey } from "../api-keys/auth.js";
 import { registerApiKeyRoutes } from "../api-keys/routes.js";
+import { dashboardRoutes } from "../dashboard/static.js";
 import type { Pool } from "../db/pool.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
+import { registerDeliveryStatsRoutes } from "../deliveries/stats-routes.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { registerDeploymentRoutes } from "../deployments/routes.js";
 import type { Logger } from "../logger.js";
@@ -22,6 +24,8 @@ export interface AppDependencies {
   pool: Pool;
   logger: Logger;
   engine: DeliveryEngine;
+  /** Serve the web dashboard at / (DASHBOARD_ENABLED). */
+  dashboard: boolean;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -35,7 +39,7 @@ function requestLog(logger: Logger): RequestHandler {
   };
 }
 
-export function createApp({ pool, logger, engine }: AppDependencies): Express {
+export function createApp({ pool, logger, engine, dashboard }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
@@ -50,6 +54,7 @@ export function createApp({ pool, logger, engine }: AppDependencies): Express {
   registerWebhookRoutes(api, registry, pool);
   registerTestEventRoutes(api, registry, pool, engine);
   registerDeliveryRoutes(api, registry, pool, engine);
+  registerDeliveryStatsRoutes(api, registry, pool);
   registerProjectRoutes(api, registry, pool);
   registerDeploymentRoutes(api, registry, pool);
   registerApiKeyRoutes(api, registry, pool);
@@ -63,6 +68,8 @@ export function createApp({ pool, logger, engine }: AppDependencies): Express {
     res.json(openApiDocument);
   });
   app.use("/api", api);
+  const dashboardRouter = dashboardRoutes(dashboard, logger);
+  if (dashboardRouter) app.use(dashboardRouter);
   app.use((req) => {
     throw new NotFoundError(`No endpoint ${req.method} ${req.path}.`);
   });

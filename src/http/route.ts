@@ -20,6 +20,8 @@ export interface RouteInput<P, Q, B> {
 export interface RouteResult {
   status: number;
   body?: unknown;
+  /** Response headers besides Content-Type, e.g. a Link to the next page. */
+  headers?: Record<string, string>;
 }
 
 export interface RouteDefinition<PS extends AnyObject, QS extends AnyObject, BS extends z.ZodType> {
@@ -90,6 +92,7 @@ export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends 
     }
     const body = parse(route.body, req.body, "body");
     const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req });
+    if (result.headers) res.set(result.headers);
     if (result.body === undefined) res.status(result.status).end();
     else res.status(result.status).json(result.body);
   });

@@ -68,7 +68,7 @@ function documentedOperations(document: any): Operation[] {
 function appFor(pool: Pool, databaseUrl: string): Express {
   const config = loadConfig({ LOG_LEVEL: "silent" });
   const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
-  return createApp({ pool, logger, engine });
+  return createApp({ pool, logger, engine, dashboard: false });
 }
 
 const key = (operation: Operation) => `${operation.method.toUpperCase()} ${operation.path}`;
