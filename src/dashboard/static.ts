@@ -1,20 +1,24 @@
 import { existsSync } from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Router } from "express";
+import { NotFoundError } from "../http/errors.js";
 import type { Logger } from "../logger.js";
 
 // The dashboard is a built single-page app (dashboard/ → dist/dashboard by `npm run build`), served by
 // the API's own process and origin, so it needs no CORS and no second Service.
 
-/** Compiled: dist/src/dashboard → dist/dashboard. From source (tsx, tests): src/dashboard → dist/dashboard. */
-const candidates = [
-  new URL("../../dashboard/", import.meta.url),
-  new URL("../../dist/dashboard/", import.meta.url),
-];
+/**
+ * The build output beside the compiled server (dist/src/dashboard → dist/dashboard), or, running from
+ * source (tsx, tests), the repository's dist/dashboard: never the Vite source folder dashboard/.
+ */
+const here = path.dirname(fileURLToPath(import.meta.url));
+const builtDir = here.endsWith(path.join("dist", "src", "dashboard"))
+  ? path.resolve(here, "../../dashboard")
+  : path.resolve(here, "../../dist/dashboard");
 
 export function findDashboardDir(): string | undefined {
-  const found = candidates.find((dir) => existsSync(new URL("index.html", dir)));
-  return found ? fileURLToPath(found) : undefined;
+  return existsSync(path.join(builtDir, "index.html")) ? builtDir : undefined;
 }
 
 /**
@@ -55,10 +59,13 @@ export function dashboardRouter(dir: string): Router {
       immutable: true,
       maxAge: "365d",
       index: false,
-      fallthrough: false,
       setHeaders: (res) => res.set("X-Content-Type-Options", "nosniff"),
     }),
   );
+  // An asset of an older build (a page open across an upgrade): a plain 404, never the page.
+  router.use("/assets", (req) => {
+    throw new NotFoundError(`No dashboard asset ${req.path}; reload the page.`);
+  });
   router.get("/favicon.svg", (_req, res) => {
     res.set({ "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff" });
     res.sendFile(`${dir}/favicon.svg`);
