@@ -1,3 +1,4 @@
+import { parseNextLink } from "../../src/http/link-header.js";
 import type {
   CreateWebhook,
   Delivery,
@@ -81,12 +82,6 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** The address in a `Link: <…>; rel="next"` header, if any. */
-export function nextLink(headers: Headers): string | undefined {
-  const link = headers.get("Link");
-  return link ? /<([^>]+)>\s*;\s*rel="?next"?/.exec(link)?.[1] : undefined;
-}
-
 const hooks = (projectId: number) => `/projects/${projectId}/webhooks`;
 const hook = (projectId: number, webhookId: number) => `${hooks(projectId)}/${webhookId}`;
 
@@ -129,9 +124,9 @@ export const api = {
     const { data, headers } = next
       ? await send<Delivery[]>("GET", next, {})
       : await call<Delivery[]>("GET", `${hook(projectId, webhookId)}/deliveries`, {
-          query: { limit: filter.limit ?? 50, success: filter.success, event_type: filter.eventType },
+          query: { limit: filter.limit ?? 25, success: filter.success, event_type: filter.eventType },
         });
-    return { deliveries: data, next: nextLink(headers) };
+    return { deliveries: data, next: parseNextLink(headers.get("Link")) };
   },
   delivery: async (projectId: number, webhookId: number, deliveryId: number) =>
     (await call<Delivery>("GET", `${hook(projectId, webhookId)}/deliveries/${deliveryId}`)).data,

@@ -3,6 +3,7 @@ import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { NotFoundError } from "../http/errors.js";
+import { nextLinkHeader } from "../http/link-header.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { iso } from "../http/schemas.js";
@@ -66,13 +67,12 @@ export function registerDeliveryRoutes(
       });
       const page = rows.slice(0, query.limit);
       const last = page.at(-1);
-      const headers: Record<string, string> =
+      const cursor =
         rows.length > query.limit && last
-          ? {
-              Link: `<${nextPageAddress(req.originalUrl, encodeCursor({ createdAt: last.created_at, id: last.id }))}>; rel="next"`,
-            }
-          : {};
-      return { status: 200, body: page.map(toDeliveryJson), headers };
+          ? encodeCursor({ createdAt: last.created_at, id: last.id })
+          : undefined;
+      const headers = cursor ? { Link: nextLinkHeader(nextPageAddress(req.originalUrl, cursor)) } : undefined;
+      return { status: 200, body: page.map(toDeliveryJson), ...(headers ? { headers } : {}) };
     },
   });
 

@@ -54,7 +54,7 @@ export function WebhooksPage({ projectId }: { projectId: number }) {
                   <th scope="col">Enabled</th>
                   <th scope="col">Last delivery</th>
                   <th scope="col" class="num">
-                    Success (24 h)
+                    24 h success
                   </th>
                 </tr>
               </thead>
@@ -147,7 +147,7 @@ function WebhookRow({
           <span class="muted">{stats.data ? "None yet" : "…"}</span>
         )}
       </td>
-      <td data-label="Success (24 h)" class="num">
+      <td data-label="24 h success" class="num">
         {stats.data ? (
           <span title={`${stats.data.succeeded} of ${total} in the last 24 hours`}>
             {percent(stats.data.succeeded, total)}
