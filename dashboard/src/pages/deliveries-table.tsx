@@ -128,8 +128,8 @@ export function DeliveriesTable({
         <div class="pager">
           <span class="muted small">{rows.length} shown</span>
           {next && (
-            <button type="button" class="button" disabled={busy} onClick={() => load(next)}>
-              {busy ? "Loading…" : "Load older deliveries"}
+            <button type="button" class="button" disabled={busy} aria-busy={busy} onClick={() => load(next)}>
+              Load older deliveries
             </button>
           )}
         </div>
