@@ -53,6 +53,12 @@ export function registerDeliveryRoutes(
       200: {
         description: 'Delivery records; the Link header (rel="next") is present when more remain',
         schema: z.array(deliverySchema),
+        headers: {
+          Link: {
+            description:
+              '`<address>; rel="next"`: the next (older) page with the same limit and filters; absent on the last page',
+          },
+        },
       },
     },
     handler: async ({ params, query, auth, req }) => {
