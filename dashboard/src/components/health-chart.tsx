@@ -28,7 +28,7 @@ export function HealthChart({ stats }: { stats: DeliveryStats }) {
     <figure class="chart">
       <figcaption class="chart-summary">
         <span>
-          <strong>{total}</strong> attempts
+          <strong>{total}</strong> {total === 1 ? "attempt" : "attempts"}
         </span>
         <span class="legend legend-ok">
           <strong>{stats.succeeded}</strong> succeeded
