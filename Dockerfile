@@ -13,7 +13,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-# tsc, then the SQL migrations are copied next to the compiled code (dist/src/db/migrations).
+COPY dashboard ./dashboard
+# tsc, then the SQL migrations are copied next to the compiled code (dist/src/db/migrations), then
+# Vite builds the web dashboard into dist/dashboard (served at / by the same process).
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS prod-deps
@@ -36,6 +38,7 @@ RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack 
 WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/dashboard ./dist/dashboard
 COPY package.json ./
 # The node user of the official image, by number so Kubernetes can check runAsNonRoot.
 USER 1000:1000

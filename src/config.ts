@@ -36,6 +36,7 @@ const configSchema = z.object({
   DELIVERY_POLL_INTERVAL_MS: wholeNumber(10).default(2_000),
   DELIVERY_RESPONSE_BODY_LIMIT_BYTES: wholeNumber(0, 1_048_576).default(4_096),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(true),
+  DASHBOARD_ENABLED: booleanFromEnv.default(true),
   KUBERNETES: z.enum(["auto", "true", "false"]).default("auto"),
   NAMESPACE_SELECTOR: z.string().default(""),
   POD_NAMESPACE: z.string().min(1).optional(),
@@ -59,6 +60,7 @@ export interface Config {
   database: { url: string | undefined; poolSize: number; dataDir: string; embeddedPort: number };
   apiKey: { value: string | undefined; file: string | undefined };
   shutdownTimeoutMs: number;
+  dashboard: { enabled: boolean };
   kubernetes: { mode: KubernetesMode; podNamespace: string | undefined } & Omit<
     OperatorConfig,
     "leaseNamespace"
@@ -120,6 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // By default long enough for the sends in flight to finish (or time out) and be recorded, so a
     // rolling update does not hand them back to the queue to be sent twice.
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS ?? longestSendMs(e.DELIVERY_TIMEOUT_MS) + 5_000,
+    dashboard: { enabled: e.DASHBOARD_ENABLED },
     kubernetes: {
       mode: e.KUBERNETES,
       podNamespace: e.POD_NAMESPACE,

@@ -104,7 +104,7 @@ export async function startService(
       "Kubernetes token authentication off: /api accepts API keys only",
     );
   }
-  const app = createApp({ pool, logger, engine, tokenReviewer });
+  const app = createApp({ pool, logger, engine, tokenReviewer, dashboard: config.dashboard.enabled });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;

@@ -2,6 +2,7 @@ import axios, { type AxiosInstance, type AxiosRequestConfig } from "axios";
 import type { z } from "zod";
 import type { deliverySchema, retryResultSchema } from "../deliveries/schemas.js";
 import type { TestEventResult as EngineTestEventResult } from "../delivery-engine/engine.js";
+import { parseNextLink } from "../http/link-header.js";
 import type { createProjectBody, projectListSchema, projectSchema } from "../projects/schemas.js";
 import type {
   createWebhookBody,
@@ -84,16 +85,37 @@ export class ApiClient {
   }
 
   /** Newest first; the server defaults `limit` to 50 and clamps it to 1–100. */
-  listDeliveries(
+  async listDeliveries(
     projectId: number,
     webhookId: number,
-    options: { limit?: number } = {},
+    options: DeliveryListOptions = {},
   ): Promise<Delivery[]> {
-    return this.#call({
-      method: "get",
-      url: `${webhookPath(projectId, webhookId)}/deliveries`,
-      params: options.limit === undefined ? {} : { limit: options.limit },
-    });
+    return (await this.listDeliveriesPage(projectId, webhookId, options)).deliveries;
+  }
+
+  /**
+   * One page and the address of the next (the Link rel="next" header), undefined on the last page.
+   * With `next` the filters and limit are those the address already carries.
+   */
+  async listDeliveriesPage(
+    projectId: number,
+    webhookId: number,
+    options: DeliveryListOptions = {},
+    next?: string,
+  ): Promise<{ deliveries: Delivery[]; next: string | undefined }> {
+    const config: AxiosRequestConfig = next
+      ? { method: "get", url: `${this.baseUrl}${next}` }
+      : {
+          method: "get",
+          url: `${webhookPath(projectId, webhookId)}/deliveries`,
+          params: { limit: options.limit, success: options.success, event_type: options.eventType },
+        };
+    try {
+      const response = await this.#http.request<Delivery[]>(config);
+      return { deliveries: response.data, next: parseNextLink(response.headers.link) };
+    } catch (error) {
+      throw toClientError(error, this.baseUrl);
+    }
   }
 
   getDelivery(projectId: number, webhookId: number, deliveryId: number): Promise<Delivery> {
@@ -138,6 +160,13 @@ export class ApiClient {
       throw toClientError(error, this.baseUrl);
     }
   }
+}
+
+export interface DeliveryListOptions {
+  limit?: number | undefined;
+  /** false: failed attempts only; true: successful ones only. */
+  success?: boolean | undefined;
+  eventType?: string | undefined;
 }
 
 const webhooksPath = (projectId: number) => `/projects/${projectId}/webhooks`;

@@ -3,11 +3,13 @@ import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { NotFoundError } from "../http/errors.js";
+import { nextLinkHeader } from "../http/link-header.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { iso } from "../http/schemas.js";
 import { webhookParams } from "../webhooks/schemas.js";
 import { requireWebhook } from "../webhooks/service.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
 import { deliveryParams, deliverySchema, listDeliveriesQuery, retryResultSchema } from "./schemas.js";
 import type { DeliveryRecordRow } from "./store.js";
 import { findDeliveryRecord, listDeliveryRecords } from "./store.js";
@@ -41,14 +43,42 @@ export function registerDeliveryRoutes(
     method: "get",
     path: "/projects/{project_id}/webhooks/{webhook_id}/deliveries",
     tag,
-    summary: "List a webhook's delivery attempts, newest first (endpoint 7)",
+    summary:
+      "List a webhook's delivery attempts, newest first (endpoint 7). A bare array of at most `limit`; " +
+      'when older attempts remain, a `Link: <…>; rel="next"` header holds the next page\'s address ' +
+      "(same filters, a `cursor`), absent on the last page",
     params: webhookParams,
     query: listDeliveriesQuery,
-    responses: { 200: { description: "Delivery records", schema: z.array(deliverySchema) } },
-    handler: async ({ params, query, auth }) => {
+    responses: {
+      200: {
+        description: 'Delivery records; the Link header (rel="next") is present when more remain',
+        schema: z.array(deliverySchema),
+        headers: {
+          Link: {
+            description:
+              '`<address>; rel="next"`: the next (older) page with the same limit and filters; absent on the last page',
+          },
+        },
+      },
+    },
+    handler: async ({ params, query, auth, req }) => {
       await requireWebhook(pool, auth, params.project_id, params.webhook_id);
-      const rows = await listDeliveryRecords(pool, params.webhook_id, query.limit);
-      return { status: 200, body: rows.map(toDeliveryJson) };
+      const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      // One row more than asked tells whether a next page exists without a count.
+      const rows = await listDeliveryRecords(pool, params.webhook_id, {
+        limit: query.limit + 1,
+        before,
+        success: query.success,
+        eventType: query.event_type,
+      });
+      const page = rows.slice(0, query.limit);
+      const last = page.at(-1);
+      const cursor =
+        rows.length > query.limit && last
+          ? encodeCursor({ createdAt: last.created_at, id: last.id })
+          : undefined;
+      const headers = cursor ? { Link: nextLinkHeader(nextPageAddress(req.originalUrl, cursor)) } : undefined;
+      return { status: 200, body: page.map(toDeliveryJson), ...(headers ? { headers } : {}) };
     },
   });
 
@@ -85,4 +115,15 @@ export function registerDeliveryRoutes(
       return { status: 200, body: await engine.replay(webhook, params.delivery_id) };
     },
   });
+}
+
+/**
+ * The request's own path and query (so limit and the filters carry over) with the cursor replaced. A
+ * relative reference (RFC 8288 §3.1): it resolves against the address the client used, whatever
+ * proxy or port-forward stands in front.
+ */
+function nextPageAddress(originalUrl: string, cursor: string): string {
+  const url = new URL(originalUrl, "http://service.invalid");
+  url.searchParams.set("cursor", cursor);
+  return `${url.pathname}${url.search}`;
 }

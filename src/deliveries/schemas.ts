@@ -8,7 +8,25 @@ export const deliveryParams = z.object({
   delivery_id: idParam("delivery_id"),
 });
 
-export const listDeliveriesQuery = z.object({ limit: deliveryLimit });
+export const listDeliveriesQuery = z.object({
+  limit: deliveryLimit,
+  cursor: z
+    .string()
+    .max(200, "cursor is too long")
+    .optional()
+    .openapi({ description: 'Opaque; take it from the previous page\'s Link rel="next" header' }),
+  success: z
+    .enum(["true", "false"], { error: "success must be true or false" })
+    .transform((value) => value === "true")
+    .optional()
+    .openapi({ description: "Only successful (true) or failed (false) attempts" }),
+  event_type: z
+    .string()
+    .min(1, "event_type must not be empty")
+    .max(200)
+    .optional()
+    .openapi({ description: "Only attempts of this event type", example: "deployment.failed" }),
+});
 
 export const deliverySchema = z
   .object({
@@ -35,3 +53,38 @@ export const retryResultSchema = z
     attempt_number: z.number().int(),
   })
   .openapi("RetryResult");
+
+const statsBucket = z.object({
+  start: isoTimestamp.openapi({ description: "Start of the bucket (UTC)" }),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+});
+
+export const deliveryStatsQuery = z.object({
+  range: z
+    .enum(["24h", "30d"], { error: "range must be 24h or 30d" })
+    .default("24h")
+    .openapi({ description: "24h: hourly buckets for the last 24 hours; 30d: daily buckets for 30 days" }),
+});
+
+export const deliveryStatsSchema = z
+  .object({
+    range: z.enum(["24h", "30d"]),
+    bucket: z.enum(["hour", "day"]),
+    buckets: z
+      .array(statsBucket)
+      .openapi({ description: "Oldest first; every bucket present, zeros included" }),
+    succeeded: z.number().int().openapi({ description: "Successful attempts in the whole range" }),
+    failed: z.number().int().openapi({ description: "Failed attempts in the whole range" }),
+    last_delivery: z
+      .object({
+        id: z.number().int(),
+        event_type: z.string(),
+        success: z.boolean(),
+        status_code: z.number().int(),
+        delivered_at: isoTimestamp,
+      })
+      .nullable()
+      .openapi({ description: "The newest attempt, whenever it was; null before the first" }),
+  })
+  .openapi("DeliveryStats");

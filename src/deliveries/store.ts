@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.js";
+import type { DeliveryCursor } from "./cursor.js";
 
 /** A finished attempt joined with the envelope it sent. */
 export interface DeliveryRecordRow {
@@ -23,15 +24,37 @@ const recordSelect = `
          d.response_body, d.error_message, d.attempt_number, d.created_at, d.delivered_at
     FROM deliveries d JOIN events e ON e.id = d.event_id`;
 
+export interface DeliveryFilter {
+  limit: number;
+  /** Only rows strictly older than this (the previous page's last row). */
+  before?: DeliveryCursor | undefined;
+  success?: boolean | undefined;
+  eventType?: string | undefined;
+}
+
+/**
+ * Newest first, by keyset: (created_at, id) below the cursor. Both filters are optional; a failed-only
+ * list walks the partial index of failures (migration 005).
+ */
 export async function listDeliveryRecords(
   db: Queryable,
   webhookId: number,
-  limit: number,
+  filter: DeliveryFilter,
 ): Promise<DeliveryRecordRow[]> {
   const { rows } = await db.query<DeliveryRecordRow>(
     `${recordSelect} WHERE d.webhook_id = $1 AND d.delivered_at IS NOT NULL
-      ORDER BY d.created_at DESC, d.id DESC LIMIT $2`,
-    [webhookId, limit],
+        AND ($2::timestamptz IS NULL OR (d.created_at, d.id) < ($2, $3))
+        AND ($4::boolean IS NULL OR d.success = $4)
+        AND ($5::text IS NULL OR d.event_type = $5)
+      ORDER BY d.created_at DESC, d.id DESC LIMIT $6`,
+    [
+      webhookId,
+      filter.before?.createdAt ?? null,
+      filter.before?.id ?? null,
+      filter.success ?? null,
+      filter.eventType ?? null,
+      filter.limit,
+    ],
   );
   return rows;
 }
@@ -49,6 +72,7 @@ export async function findDeliveryRecord(
 }
 
 export interface LastDelivery {
+  id: number;
   delivered_at: Date;
   success: boolean;
   status_code: number;
@@ -57,7 +81,7 @@ export interface LastDelivery {
 
 export async function findLastDelivery(db: Queryable, webhookId: number): Promise<LastDelivery | undefined> {
   const { rows } = await db.query<LastDelivery>(
-    `SELECT delivered_at, success, status_code, event_type FROM deliveries
+    `SELECT id, delivered_at, success, status_code, event_type FROM deliveries
       WHERE webhook_id = $1 AND delivered_at IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1`,
     [webhookId],
   );

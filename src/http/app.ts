@@ -1,8 +1,10 @@
 import express, { type Express, type RequestHandler, Router } from "express";
 import { authenticate } from "../api-keys/auth.js";
 import { registerApiKeyRoutes } from "../api-keys/routes.js";
+import { dashboardRoutes } from "../dashboard/static.js";
 import type { Pool } from "../db/pool.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
+import { registerDeliveryStatsRoutes } from "../deliveries/stats-routes.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { registerDeploymentRoutes } from "../deployments/routes.js";
 import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
@@ -25,6 +27,8 @@ export interface AppDependencies {
   engine: DeliveryEngine;
   /** Reviews Kubernetes tokens presented to /api; absent without a cluster. */
   tokenReviewer?: KubernetesTokenReviewer | undefined;
+  /** Serve the web dashboard at / (DASHBOARD_ENABLED). */
+  dashboard: boolean;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -38,7 +42,7 @@ function requestLog(logger: Logger): RequestHandler {
   };
 }
 
-export function createApp({ pool, logger, engine, tokenReviewer }: AppDependencies): Express {
+export function createApp({ pool, logger, engine, tokenReviewer, dashboard }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
@@ -53,6 +57,7 @@ export function createApp({ pool, logger, engine, tokenReviewer }: AppDependenci
   registerWebhookRoutes(api, registry, pool);
   registerTestEventRoutes(api, registry, pool, engine);
   registerDeliveryRoutes(api, registry, pool, engine);
+  registerDeliveryStatsRoutes(api, registry, pool);
   registerProjectRoutes(api, registry, pool);
   registerDeploymentRoutes(api, registry, pool);
   registerApiKeyRoutes(api, registry, pool);
@@ -66,6 +71,8 @@ export function createApp({ pool, logger, engine, tokenReviewer }: AppDependenci
     res.json(openApiDocument);
   });
   app.use("/api", api);
+  const dashboardRouter = dashboardRoutes(dashboard, logger);
+  if (dashboardRouter) app.use(dashboardRouter);
   app.use((req) => {
     throw new NotFoundError(`No endpoint ${req.method} ${req.path}.`);
   });

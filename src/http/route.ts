@@ -20,6 +20,8 @@ export interface RouteInput<P, Q, B> {
 export interface RouteResult {
   status: number;
   body?: unknown;
+  /** Response headers besides Content-Type, e.g. a Link to the next page. */
+  headers?: Record<string, string>;
 }
 
 export interface RouteDefinition<PS extends AnyObject, QS extends AnyObject, BS extends z.ZodType> {
@@ -34,12 +36,19 @@ export interface RouteDefinition<PS extends AnyObject, QS extends AnyObject, BS 
   /** The body may be left out entirely (no Content-Type, no bytes): it is then read as `{}`. */
   bodyOptional?: boolean;
   /** Error statuses default to the Error schema; 400, 401 and 404 are added to every route. */
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  responses: Record<number, ResponseDefinition>;
   handler: (input: RouteInput<z.output<PS>, z.output<QS>, z.output<BS>>) => Promise<RouteResult>;
 }
 
+export interface ResponseDefinition {
+  description: string;
+  schema?: z.ZodType;
+  /** Response headers worth documenting, e.g. Link. */
+  headers?: Record<string, { description: string }>;
+}
+
 // Every authenticated route can answer these; routes add their own.
-const commonErrors: Record<number, { description: string; schema?: z.ZodType }> = {
+const commonErrors: Record<number, ResponseDefinition> = {
   400: { description: "Invalid input" },
   401: { description: "Missing or invalid API key" },
   404: { description: "Unknown id, or an id of another project" },
@@ -66,11 +75,22 @@ export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends 
   route: RouteDefinition<PS, QS, BS>,
 ): void {
   const responses: RouteConfig["responses"] = {};
-  for (const [status, { description, schema }] of Object.entries({ ...commonErrors, ...route.responses })) {
+  for (const [status, { description, schema, headers }] of Object.entries({
+    ...commonErrors,
+    ...route.responses,
+  })) {
     const content = schema ?? (Number(status) >= 400 ? errorResponseSchema : undefined);
-    responses[status] = content
-      ? { description, content: { "application/json": { schema: content } } }
-      : { description };
+    responses[status] = {
+      description,
+      ...(content ? { content: { "application/json": { schema: content } } } : {}),
+      ...(headers
+        ? {
+            headers: Object.fromEntries(
+              Object.entries(headers).map(([n, h]) => [n, { ...h, schema: { type: "string" } }]),
+            ),
+          }
+        : {}),
+    };
   }
   registry.registerPath({
     method: route.method,
@@ -96,6 +116,7 @@ export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends 
     }
     const body = parse(route.body, req.body ?? {}, "body");
     const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req });
+    if (result.headers) res.set(result.headers);
     if (result.body === undefined) res.status(result.status).end();
     else res.status(result.status).json(result.body);
   });

@@ -64,6 +64,14 @@ export const webhookSchema = z
     has_secret: z.boolean(),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,
+    managed_by: z
+      .object({ kind: z.literal("Webhook"), namespace: z.string(), name: z.string() })
+      .nullable()
+      .openapi({
+        description:
+          "An addition to the spec: the Kubernetes Webhook resource that declares this webhook, or null " +
+          "for webhooks created through the API. A managed webhook is read-only through the API (409).",
+      }),
   })
   .openapi("Webhook");
 

@@ -67,5 +67,13 @@ export function toWebhookJson(row: WebhookRow) {
     has_secret: row.secret !== null,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
+    managed_by: managedBy(row.owner),
   };
+}
+
+/** The owner column holds "namespace/name" of the Webhook resource (namespaces hold no slash). */
+function managedBy(owner: string | null) {
+  if (owner === null) return null;
+  const slash = owner.indexOf("/");
+  return { kind: "Webhook" as const, namespace: owner.slice(0, slash), name: owner.slice(slash + 1) };
 }

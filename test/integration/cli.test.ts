@@ -159,7 +159,7 @@ describe("webhooks list and show", () => {
     const created = await createWebhook(["--secret", "s"]);
     const stdout = await ok(["webhooks", "show", ...ids(created.id)]);
     for (const [key, value] of Object.entries(created)) {
-      const text = Array.isArray(value) ? value.join(", ") : String(value);
+      const text = Array.isArray(value) ? value.join(", ") : value === null ? "-" : String(value);
       expect(stdout).toContain(`${key}:`.padEnd(12) + text);
     }
     expect(await json(["webhooks", "show", ...ids(created.id)])).toEqual(created);

@@ -68,7 +68,7 @@ function documentedOperations(document: any): Operation[] {
 function appFor(pool: Pool, databaseUrl: string): Express {
   const config = loadConfig({ LOG_LEVEL: "silent" });
   const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
-  return createApp({ pool, logger, engine });
+  return createApp({ pool, logger, engine, dashboard: false });
 }
 
 const key = (operation: Operation) => `${operation.method.toUpperCase()} ${operation.path}`;
@@ -98,6 +98,30 @@ beforeAll(async () => {
 afterAll(() => service.close());
 
 describe("GET /api/docs", () => {
+  it("documents endpoint 7's cursor, filters and Link header, and the stats endpoint", () => {
+    const list = document.paths["/projects/{project_id}/webhooks/{webhook_id}/deliveries"].get;
+    expect(
+      list.parameters
+        .filter((p: { in: string }) => p.in === "query")
+        .map((p: { name: string }) => p.name)
+        .sort(),
+    ).toEqual(["cursor", "event_type", "limit", "success"]);
+    expect(list.responses["200"].headers.Link.description).toContain('rel="next"');
+    expect(list.responses["200"].content["application/json"].schema.type).toBe("array");
+    const stats = document.paths["/projects/{project_id}/webhooks/{webhook_id}/stats"].get;
+    expect(stats.responses["200"].content["application/json"].schema.$ref).toBe(
+      "#/components/schemas/DeliveryStats",
+    );
+    expect(Object.keys(document.components.schemas.DeliveryStats.properties).sort()).toEqual([
+      "bucket",
+      "buckets",
+      "failed",
+      "last_delivery",
+      "range",
+      "succeeded",
+    ]);
+  });
+
   it("serves an OpenAPI 3.1 document without a key", () => {
     expect(document.openapi).toMatch(/^3\.1\.\d+$/);
     expect(document.info.title).toEqual(expect.any(String));

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertDeployment } from "../../src/deployments/store.js";
 import { type ApiResponse, startTestService, type TestService } from "../support/service.js";
+import { webhookFields } from "../support/spec-fields.js";
 
 // Spec §4.2 / §7 / §8: the two page-based families.
 //  - per_page (GET /projects, GET /projects/{id}/deployments): default 10, 1–100 else 400, page ≥ 1.
@@ -435,9 +436,7 @@ describe("GET /projects/{project_id}/webhooks (page_size family)", () => {
     expect(Array.isArray(response.body)).toBe(true);
     expect(idsOf(response.body)).toEqual(expected);
     for (const webhook of response.body) {
-      expect(Object.keys(webhook).sort()).toEqual(
-        ["created_at", "enabled", "events", "has_secret", "id", "project_id", "updated_at", "url"].sort(),
-      );
+      expect(Object.keys(webhook).sort()).toEqual([...webhookFields].sort());
       expect(webhook.project_id).toBe(webhookProject);
       expect(typeof webhook.has_secret).toBe("boolean");
       expect(typeof webhook.enabled).toBe("boolean");

@@ -369,7 +369,11 @@ describe("webhooks owned by a Kubernetes resource", () => {
     expect(await webhookRow(created.id)).toEqual(before);
     const read = await service.api("GET", path);
     expect(read.status).toBe(200);
-    expect(read.body).toEqual(created);
+    // Unchanged but for managed_by, which now names the resource; the owner column itself stays private.
+    expect(read.body).toEqual({
+      ...created,
+      managed_by: { kind: "Webhook", namespace: "team-a", name: "deploy-hook" },
+    });
     expect(read.text).not.toContain("owner");
   });
 });

@@ -1,6 +1,6 @@
 // The field names of the spec's resources, written out once for the tests that check shapes exactly.
 
-/** Spec §2.5, a webhook. */
+/** Spec §2.5, a webhook, plus managed_by (an additive field: the Webhook resource that owns it). */
 export const webhookFields = [
   "id",
   "project_id",
@@ -10,6 +10,7 @@ export const webhookFields = [
   "has_secret",
   "created_at",
   "updated_at",
+  "managed_by",
 ];
 
 /** Spec §2.6, a delivery record. */

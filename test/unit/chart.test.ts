@@ -155,6 +155,19 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       expect(config.delivery).toMatchObject({ workers: true, concurrency: 64, allowPrivateNetworks: true });
     });
 
+    it.each([
+      [{}, true],
+      [{ "dashboard.enabled": "false" }, false],
+    ])("serves the web dashboard unless dashboard.enabled is false (%j)", (values, enabled) => {
+      const deployment = only(render(values), "Deployment");
+      const config = loadConfig(
+        environmentOf(deployment.spec.template.spec.containers[0], {
+          DATABASE_URL: "postgres://u:p@db:5432/wo",
+        }),
+      );
+      expect(config.dashboard.enabled).toBe(enabled);
+    });
+
     it("renders large numbers as digits (Helm reads values as floats)", () => {
       const big = only(render({ "config.delivery.responseBodyLimitBytes": "1048576" }), "Deployment");
       const env = environmentOf(big.spec.template.spec.containers[0]);

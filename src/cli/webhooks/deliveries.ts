@@ -22,15 +22,27 @@ export function registerDeliveryCommands(webhooks: Command): void {
     .addOption(projectIdOption())
     .addOption(webhookIdOption())
     .addOption(
-      new Option("--limit <n>", "how many, newest first (default: 50, at most 100)").argParser(
+      new Option("--limit <n>", "how many per page, newest first (default: 50, at most 100)").argParser(
         positiveInteger,
       ),
     )
-    .action(async (options: WebhookRef & { limit?: number }, command: Command) => {
+    .addOption(new Option("--failed", "only failed attempts"))
+    .addOption(new Option("--event-type <name>", "only attempts of this event type"))
+    .addOption(new Option("--all", "every attempt: follow the pages (Link rel=next) to the oldest"))
+    .action(async (options: ListOptions, command: Command) => {
       const { client, json } = connect(command);
-      const list = await client.listDeliveries(options.projectId, options.webhookId, {
-        ...(options.limit === undefined ? {} : { limit: options.limit }),
-      });
+      const filter = {
+        limit: options.limit ?? (options.all ? 100 : undefined),
+        success: options.failed ? false : undefined,
+        eventType: options.eventType,
+      };
+      const list = [];
+      let page = await client.listDeliveriesPage(options.projectId, options.webhookId, filter);
+      list.push(...page.deliveries);
+      while (options.all && page.next) {
+        page = await client.listDeliveriesPage(options.projectId, options.webhookId, filter, page.next);
+        list.push(...page.deliveries);
+      }
       emit(json, list, deliveryTable);
     });
 
@@ -58,4 +70,11 @@ export function registerDeliveryCommands(webhooks: Command): void {
       emit(json, result, attemptFields);
       if (!result.success) throw new DeliveryFailedError(result.error_message);
     });
+}
+
+interface ListOptions extends WebhookRef {
+  limit?: number;
+  failed?: boolean;
+  eventType?: string;
+  all?: boolean;
 }

@@ -33,7 +33,9 @@ export function webhookTable(webhooks: Webhook[]): string {
 }
 
 export function webhookFields(webhook: Webhook): string {
-  return formatFields(Object.entries(webhook));
+  const { managed_by: managedBy, ...fields } = webhook;
+  const owner = managedBy ? `${managedBy.kind} ${managedBy.namespace}/${managedBy.name}` : null;
+  return formatFields([...Object.entries(fields), ["managed_by", owner]]);
 }
 
 export function eventTypeTable(types: EventTypeDescriptor[]): string {

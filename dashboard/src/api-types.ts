@@ -1,0 +1,23 @@
+// The dashboard's view of /api, taken (type-only, nothing is bundled) from the zod schemas that
+// validate the API and generate its OpenAPI document: a field renamed on the server fails this
+// package's typecheck instead of breaking in the browser.
+import type { z } from "zod";
+import type { deliverySchema, deliveryStatsSchema, retryResultSchema } from "../../src/deliveries/schemas.js";
+import type { projectListSchema } from "../../src/projects/schemas.js";
+import type {
+  createWebhookBody,
+  eventTypeSchema,
+  updateWebhookBody,
+  webhookSchema,
+} from "../../src/webhooks/schemas.js";
+
+export type Webhook = z.infer<typeof webhookSchema>;
+export type EventType = z.infer<typeof eventTypeSchema>;
+export type Delivery = z.infer<typeof deliverySchema>;
+export type DeliveryStats = z.infer<typeof deliveryStatsSchema>;
+export type RetryResult = z.infer<typeof retryResultSchema>;
+export type TestEventResult = RetryResult & { delivery_id: number; event_id: string };
+export type ProjectList = z.infer<typeof projectListSchema>;
+export type Project = ProjectList["projects"][number];
+export type CreateWebhook = Omit<z.input<typeof createWebhookBody>, "events"> & { events: string[] };
+export type UpdateWebhook = Omit<z.input<typeof updateWebhookBody>, "events"> & { events?: string[] };

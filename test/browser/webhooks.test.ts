@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { signIn } from "../support/browser.js";
+import { createProject, createWebhook, insertDeliveryHistory } from "../support/dashboard-data.js";
+import { type DashboardWorld, startDashboardWorld } from "../support/dashboard-session.js";
+
+// Forms and lists: the API's field errors beside their fields, edit / disable / delete, paging past
+// 100 deliveries, and a deep link that survives a reload.
+
+let world: DashboardWorld;
+let projectId: number;
+
+beforeAll(async () => {
+  world = await startDashboardWorld();
+  projectId = await createProject(world.service, "Storefront", "storefront");
+});
+
+afterAll(async () => {
+  await world?.close();
+});
+
+const webhooksUrl = () => `${world.service.baseUrl}/projects/${projectId}/settings/webhooks`;
+
+it("shows the API's 400 details next to the fields they concern, and creates nothing", async () => {
+  const page = await world.newPage();
+  await signIn(page, world.service.baseUrl, world.service.adminKey);
+  await page.goto(`${webhooksUrl()}/new`);
+  await page.getByLabel("Payload URL").fill("ftp://example.com/hook");
+  await page.getByRole("button", { name: "Add webhook" }).click();
+
+  const url = page.getByLabel("Payload URL");
+  await page.getByText("url must be an absolute http:// or https:// URL").waitFor();
+  expect(await url.getAttribute("aria-invalid")).toBe("true");
+  const describedBy = (await url.getAttribute("aria-describedby")) ?? "";
+  expect(await page.locator(`[id="${describedBy}"]`).innerText()).toContain("url must be an absolute");
+  const events = page.getByRole("group", { name: "Events" });
+  expect(await events.innerText()).toContain("events must name at least one event type");
+  await page.getByRole("alert").getByText("The webhook was not saved").waitFor();
+  expect((await world.service.api("GET", `/projects/${projectId}/webhooks`)).body).toEqual([]);
+});
+
+it("edits, disables and deletes a webhook, the deletion confirmed by a dialog naming its URL", async () => {
+  const id = await createWebhook(world.service, projectId, {
+    url: `${world.receiver.url}/edit-me`,
+    events: ["deployment.failed"],
+    secret: "s3cret-value",
+  });
+  const page = await world.newPage();
+  await signIn(page, world.service.baseUrl, world.service.adminKey);
+  await page.goto(`${webhooksUrl()}/${id}`);
+  await page.getByRole("link", { name: "Edit", exact: true }).click();
+  await page.getByText("Currently: set").waitFor();
+  await page.getByLabel("Payload URL").fill(`${world.receiver.url}/edited`);
+  await page.getByRole("checkbox", { name: "All events" }).check();
+  await page.getByRole("radio", { name: /Remove it/ }).check();
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByRole("heading", { name: `${world.receiver.url}/edited` }).waitFor();
+  await page.getByText("All events ·").waitFor();
+  const edited = (await world.service.api("GET", `/projects/${projectId}/webhooks/${id}`)).body;
+  expect(edited).toMatchObject({ url: `${world.receiver.url}/edited`, has_secret: false });
+  expect(edited.events).toHaveLength(12);
+
+  await page.getByRole("button", { name: "Disable" }).click();
+  await page.getByRole("button", { name: "Enable" }).waitFor();
+  expect((await world.service.api("GET", `/projects/${projectId}/webhooks/${id}`)).body.enabled).toBe(false);
+
+  await page.getByRole("button", { name: "Delete", exact: true }).click();
+  const dialog = page.getByRole("dialog", { name: "Delete this webhook?" });
+  expect(await dialog.innerText()).toContain(`${world.receiver.url}/edited`);
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+  expect((await world.service.api("GET", `/projects/${projectId}/webhooks/${id}`)).status).toBe(200);
+  await page.getByRole("button", { name: "Delete", exact: true }).click();
+  await dialog.getByRole("button", { name: "Delete webhook" }).click();
+  await page.getByRole("heading", { name: "Webhooks", exact: true }).waitFor();
+  expect((await world.service.api("GET", `/projects/${projectId}/webhooks/${id}`)).status).toBe(404);
+});
+
+it("pages through more than 100 deliveries, and the failed filter pages too", async () => {
+  const id = await createWebhook(world.service, projectId, {
+    url: `${world.receiver.url}/many`,
+    events: ["deployment.failed"],
+  });
+  const history = Array.from({ length: 130 }, (_, i) => ({ hoursAgo: i / 10, success: i % 4 !== 0 }));
+  await insertDeliveryHistory(world.service.pool, id, projectId, history);
+  const page = await world.newPage();
+  await signIn(page, world.service.baseUrl, world.service.adminKey);
+  await page.goto(`${webhooksUrl()}/${id}`);
+  const rows = page.locator("tr[data-delivery-id]");
+  const older = page.getByRole("button", { name: "Load older deliveries" });
+  /** Clicks "Load older deliveries" until it is gone, each time waiting for the next page's rows. */
+  const loadAll = async () => {
+    while (await older.isVisible()) {
+      const shown = await rows.count();
+      await older.click();
+      await expect.poll(() => rows.count()).toBeGreaterThan(shown);
+    }
+  };
+  await rows.first().waitFor();
+  await loadAll();
+  expect(await rows.count()).toBe(130);
+  const ids = await rows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute("data-delivery-id"))));
+  const newestFirst = await world.service.pool.query<{ id: string }>(
+    "SELECT id FROM deliveries WHERE webhook_id = $1 ORDER BY created_at DESC, id DESC",
+    [id],
+  );
+  expect(ids).toEqual(newestFirst.rows.map((row) => Number(row.id)));
+  await page.getByText("130 shown").waitFor();
+
+  await page.getByLabel("Outcome").selectOption("failed");
+  await page.getByText("25 shown").waitFor();
+  await loadAll();
+  await page.getByText("33 shown").waitFor();
+  expect(await rows.getByText(/^Succeeded ·/).count()).toBe(0);
+  expect(await rows.getByText(/^Failed ·/).count()).toBe(33);
+});
+
+it("reloads a deep link to a delivery", async () => {
+  const id = await createWebhook(world.service, projectId, {
+    url: `${world.receiver.url}/deep`,
+    events: ["deployment.failed"],
+  });
+  const sent = await world.service.api("POST", `/projects/${projectId}/webhooks/${id}/test`, {
+    body: { event_type: "deployment.cancelled" },
+  });
+  const address = `${webhooksUrl()}/${id}/deliveries/${sent.body.delivery_id}`;
+  const page = await world.newPage();
+  await signIn(page, world.service.baseUrl, world.service.adminKey);
+  await page.goto(address);
+  await page.getByRole("heading", { name: `Delivery ${sent.body.delivery_id}` }).waitFor();
+  const response = await page.reload();
+  expect(response?.status()).toBe(200);
+  expect(response?.headers()["content-security-policy"]).toContain("script-src 'self'");
+  await page.getByRole("heading", { name: `Delivery ${sent.body.delivery_id}` }).waitFor();
+  expect(page.url()).toBe(address);
+  expect(await page.getByText("deployment.cancelled").count()).toBeGreaterThan(0);
+});

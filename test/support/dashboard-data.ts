@@ -1,0 +1,70 @@
+import { randomUUID } from "node:crypto";
+import type { Pool } from "../../src/db/pool.js";
+import type { TestService } from "./service.js";
+
+export async function createProject(service: TestService, name: string, slug: string): Promise<number> {
+  const response = await service.api("POST", "/projects", { body: { name, slug } });
+  if (response.status !== 201)
+    throw new Error(`creating project ${slug}: ${response.status} ${response.text}`);
+  return response.body.id as number;
+}
+
+export async function createWebhook(
+  service: TestService,
+  projectId: number,
+  body: Record<string, unknown>,
+): Promise<number> {
+  const response = await service.api("POST", `/projects/${projectId}/webhooks`, { body });
+  if (response.status !== 201) throw new Error(`creating a webhook: ${response.status} ${response.text}`);
+  return response.body.id as number;
+}
+
+/** A webhook as the operator writes one for a `Webhook` resource: its owner column names the resource. */
+export async function markManagedByResource(pool: Pool, webhookId: number, owner: string): Promise<void> {
+  await pool.query("UPDATE webhooks SET owner = $2 WHERE id = $1", [webhookId, owner]);
+}
+
+/**
+ * Finished delivery records written straight into Postgres, spread over the past (hoursAgo per row):
+ * history that real sends could only produce by waiting days. Each row gets its own event.
+ */
+export async function insertDeliveryHistory(
+  pool: Pool,
+  webhookId: number,
+  projectId: number,
+  rows: { hoursAgo: number; success: boolean; eventType?: string }[],
+): Promise<void> {
+  for (const row of rows) {
+    const eventId = randomUUID();
+    const eventType = row.eventType ?? "deployment.succeeded";
+    const at = new Date(Date.now() - row.hoursAgo * 3_600_000);
+    const envelope = JSON.stringify({
+      id: eventId,
+      event_type: eventType,
+      timestamp: at.toISOString(),
+      project_id: projectId,
+      payload: { deployment_id: 1, project_id: projectId, status: eventType.split(".")[1] },
+    });
+    await pool.query(
+      "INSERT INTO events (id, project_id, event_type, envelope, created_at) VALUES ($1, $2, $3, $4, $5)",
+      [eventId, projectId, eventType, envelope, at],
+    );
+    await pool.query(
+      `INSERT INTO deliveries (webhook_id, event_id, event_type, state, success, status_code, response_body,
+                               error_message, created_at, delivered_at)
+       VALUES ($1, $2, $3, 'done', $4, $5, $6, $7, $8, $8)`,
+      [
+        webhookId,
+        eventId,
+        eventType,
+        row.success,
+        row.success ? 200 : 503,
+        row.success ? "ok" : "upstream unavailable",
+        row.success
+          ? null
+          : "HTTP 503 error from the receiver: Service Unavailable. The endpoint rejected the request.",
+        at,
+      ],
+    );
+  }
+}
