@@ -8,7 +8,6 @@ import { migrate } from "./db/migrate.js";
 import { createPool, type Pool } from "./db/pool.js";
 import { createDeliveryEngine, type DeliveryEngine } from "./delivery-engine/engine.js";
 import { createApp } from "./http/app.js";
-import { createKubernetesTokenReviewer } from "./kube-auth/reviewer.js";
 import type { Logger } from "./logger.js";
 import { loadKubeConfig, operatorNamespace } from "./operator/kube-config.js";
 import type { RunningOperator } from "./operator/operator.js";
@@ -91,7 +90,12 @@ export async function startService(
   if (!operator) logger.info("no Kubernetes cluster configured: running the API and delivery workers only");
   const tokenReviewer =
     kubeConfig && config.tokenAuth.enabled
-      ? createKubernetesTokenReviewer(kubeConfig, config.tokenAuth, logger)
+      ? // Loaded only with a cluster, like the operator (client-node is most of an idle replica's memory).
+        (await import("./kube-auth/reviewer.js")).createKubernetesTokenReviewer(
+          kubeConfig,
+          config.tokenAuth,
+          logger,
+        )
       : undefined;
   if (tokenReviewer) {
     logger.info(
