@@ -131,13 +131,31 @@ export const claimSessionSettings = { enable_bitmapscan: "off", plan_cache_mode:
  * Records finished outcomes and claims up to `claim.limit` due deliveries, in one statement. Run it on
  * connections with claimSessionSettings.
  */
-export function recordAndClaim(
+export async function recordAndClaim(
   db: Queryable,
   workerId: string,
   outcomes: RecordedOutcome[],
   claim: ClaimRequest,
 ): Promise<ClaimedDelivery[]> {
-  return runRecordAndClaim(db, workerId, outcomes, claim, true);
+  const claimed = await runRecordAndClaim(db, workerId, outcomes, claim, true);
+  // The plain claim (taken when no known webhook and not the restricted budget can bind) knows no
+  // limit for webhooks this worker has not seen: past their starting allowance, their rows go back
+  // at once. It happens once per new webhook: from then on it is known, and its limit binds in SQL.
+  const kept: ClaimedDelivery[] = [];
+  const surplus: number[] = [];
+  const taken = new Map<number, number>();
+  for (const delivery of claimed) {
+    if (claim.plan.allowances.has(delivery.webhook_id)) {
+      kept.push(delivery);
+      continue;
+    }
+    const count = (taken.get(delivery.webhook_id) ?? 0) + 1;
+    taken.set(delivery.webhook_id, count);
+    if (count <= claim.plan.defaultAllowance) kept.push(delivery);
+    else surplus.push(delivery.id);
+  }
+  if (surplus.length > 0) await releaseClaimsOf(db, workerId, surplus);
+  return kept;
 }
 
 async function runRecordAndClaim(
@@ -163,10 +181,7 @@ async function runRecordAndClaim(
   let capped = false;
   if (claim && claim.limit > 0) {
     const { plan } = claim;
-    const tightest = Math.min(
-      plan.defaultAllowance,
-      ...[...plan.allowances.values()].map((a) => a.allowance),
-    );
+    const tightest = Math.min(...[...plan.allowances.values()].map((a) => a.allowance));
     capped = tightest < claim.limit || plan.restrictedBudget < claim.limit;
   }
   if (capped && claim) {
@@ -204,6 +219,15 @@ export async function recordOutcomes(
 ): Promise<void> {
   // Not prepared: these connections lack claimSessionSettings.
   if (outcomes.length > 0) await runRecordAndClaim(db, workerId, outcomes, undefined, false);
+}
+
+/** Hands claims back to the queue at once (rows a claim took beyond a new webhook's allowance). */
+async function releaseClaimsOf(db: Queryable, workerId: string, ids: number[]): Promise<void> {
+  await db.query(
+    `UPDATE deliveries SET state = 'queued', locked_by = NULL, locked_until = NULL
+      WHERE id = ANY ($1::bigint[]) AND locked_by = $2 AND delivered_at IS NULL`,
+    [arrayLiteral(ids), workerId],
+  );
 }
 
 /** Hands this worker's unfinished claims back to the queue (graceful shutdown). */
