@@ -40,6 +40,11 @@ it("keeps the key in sessionStorage only, and Sign out forgets it", async () => 
   expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   await page.goto(`${world.service.baseUrl}/projects/${storefront}/settings/webhooks`);
   await page.getByRole("heading", { name: "Sign in" }).waitFor();
+  // Signing in again returns to the address that asked for it.
+  await page.getByLabel("API key").fill(world.service.adminKey);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Webhooks", exact: true }).waitFor();
+  expect(new URL(page.url()).pathname).toBe(`/projects/${storefront}/settings/webhooks`);
 });
 
 it("says plainly when a key is wrong, and keeps nothing", async () => {

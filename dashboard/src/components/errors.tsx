@@ -17,3 +17,13 @@ export function Loading({ what }: { what: string }) {
     </p>
   );
 }
+
+/** A field's problem, referenced by the field's aria-describedby. */
+export function FieldError({ id, message }: { id: string; message: string | undefined }) {
+  if (!message) return null;
+  return (
+    <p id={id} class="field-error">
+      {message}
+    </p>
+  );
+}

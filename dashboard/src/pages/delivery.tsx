@@ -1,15 +1,16 @@
-import { useState } from "preact/hooks";
+import type { ComponentChildren } from "preact";
 import { Link } from "wouter-preact";
-import { type ApiFailure, api } from "../api";
-import type { Delivery, RetryResult, Webhook } from "../api-types";
+import { api } from "../api";
 import { Outcome, When } from "../components/badges";
+import { CodeBlock } from "../components/code-block";
 import { ErrorBox, Loading } from "../components/errors";
 import { Layout, SettingsFrame } from "../components/layout";
-import { Segmented } from "../components/segmented";
-import { exactTime, prettyJson } from "../format";
+import { exactTime } from "../format";
 import { useLoad } from "../use-load";
+import { RequestCard } from "./delivery-request";
 import { paths } from "./paths";
 import { useProjectCrumbs } from "./project-crumbs";
+import { Replay } from "./replay";
 
 export function DeliveryPage(props: { projectId: number; webhookId: number; deliveryId: number }) {
   const { projectId, webhookId, deliveryId } = props;
@@ -76,137 +77,11 @@ export function DeliveryPage(props: { projectId: number; webhookId: number; deli
   );
 }
 
-function Fact({ name, value }: { name: string; value: preact.ComponentChildren }) {
+function Fact({ name, value }: { name: string; value: ComponentChildren }) {
   return (
     <div class="fact">
       <dt>{name}</dt>
       <dd>{value}</dd>
     </div>
-  );
-}
-
-/**
- * The headers of spec §4.1 as sent. The timestamp and signature are computed at send time and not
- * stored, so those two are described rather than quoted.
- */
-function RequestCard({ delivery, webhook }: { delivery: Delivery; webhook: Webhook | undefined }) {
-  const [raw, setRaw] = useState(false);
-  const headers: [string, string][] = [
-    ["Content-Type", "application/json"],
-    ["X-Webhook-Event", delivery.event_type],
-    ["X-Webhook-Delivery", String(delivery.id)],
-    ["X-Webhook-Timestamp", "Unix seconds when sent (not stored)"],
-  ];
-  if (webhook?.has_secret)
-    headers.push(["X-Webhook-Signature", 'sha256=HMAC-SHA256(secret, "<timestamp>.<body>")']);
-  return (
-    <section class="card" aria-labelledby="request-title">
-      <div class="card-head">
-        <h2 id="request-title">Request</h2>
-        <Segmented
-          label="Body view"
-          options={[
-            { value: "pretty", label: "Pretty" },
-            { value: "raw", label: "Raw" },
-          ]}
-          value={raw ? "raw" : "pretty"}
-          onChange={(view) => setRaw(view === "raw")}
-        />
-      </div>
-      <p class="mono small">POST {webhook?.url ?? ""}</p>
-      <table class="table headers" aria-label="Request headers">
-        <tbody>
-          {headers.map(([name, value]) => (
-            <tr key={name}>
-              <th scope="row" class="mono">
-                {name}
-              </th>
-              <td class="mono">{value}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <CodeBlock
-        label="Request body"
-        text={raw ? delivery.payload : prettyJson(delivery.payload)}
-        copyText={delivery.payload}
-      />
-    </section>
-  );
-}
-
-function CodeBlock({ label, text, copyText }: { label: string; text: string; copyText?: string }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    await navigator.clipboard.writeText(copyText ?? text);
-    setCopied(true);
-    setTimeout(() => setCopied(false), 1500);
-  };
-  return (
-    <div class="codeblock">
-      <div class="codeblock-head">
-        <span class="small muted">{label}</span>
-        <button type="button" class="button button-small" onClick={copy}>
-          {copied ? "Copied" : "Copy"}
-        </button>
-      </div>
-      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling block must take focus to scroll by keyboard */}
-      <pre class="code" tabIndex={0}>
-        {text}
-      </pre>
-    </div>
-  );
-}
-
-function Replay({
-  projectId,
-  webhookId,
-  delivery,
-}: {
-  projectId: number;
-  webhookId: number;
-  delivery: Delivery;
-}) {
-  const [result, setResult] = useState<RetryResult>();
-  const [error, setError] = useState<ApiFailure>();
-  const [busy, setBusy] = useState(false);
-  const replay = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      setResult(await api.replay(projectId, webhookId, delivery.id));
-    } catch (failure) {
-      setError(failure as ApiFailure);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <section class="card replay" aria-labelledby="replay-title">
-      <div class="card-head">
-        <div>
-          <h2 id="replay-title">Replay</h2>
-          <p class="muted small">Sends the same event (same id and body) again as a new attempt.</p>
-        </div>
-        <button
-          type="button"
-          class={`button ${delivery.success ? "" : "button-primary"}`}
-          disabled={busy}
-          onClick={replay}
-        >
-          {busy ? "Replaying…" : "Replay"}
-        </button>
-      </div>
-      <div aria-live="polite" class="replay-result">
-        {result && (
-          <p>
-            Attempt <strong>{result.attempt_number}</strong>:{" "}
-            <Outcome success={result.success} statusCode={result.status_code} />
-            {result.error_message && <span class="error-text"> {result.error_message}</span>}
-          </p>
-        )}
-      </div>
-      <ErrorBox error={error} title="Replay failed" />
-    </section>
   );
 }

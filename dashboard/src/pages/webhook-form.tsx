@@ -1,17 +1,16 @@
 import { useEffect, useState } from "preact/hooks";
 import { useLocation } from "wouter-preact";
 import { ApiFailure, api } from "../api";
-import type { EventType, Webhook } from "../api-types";
-import { ErrorBox, Loading } from "../components/errors";
+import type { Webhook } from "../api-types";
+import { ErrorBox, FieldError, Loading } from "../components/errors";
 import { Layout, SettingsFrame } from "../components/layout";
-import { generateSecret } from "../format";
 import { useLoad } from "../use-load";
-import { isEmitted } from "./event-summary";
+import { EventPicker } from "./event-picker";
 import { ManagedNotice } from "./managed-notice";
 import { paths } from "./paths";
 import { useProjectCrumbs } from "./project-crumbs";
+import { type SecretAction, SecretField } from "./secret-field";
 
-type SecretAction = "keep" | "replace" | "remove";
 type Field = "url" | "events" | "secret" | "enabled";
 
 /** Which field an API 400 detail concerns ("body.events.2" → events); others show above the form. */
@@ -54,16 +53,10 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
   const [enabled, setEnabled] = useState(webhook?.enabled ?? true);
   const [secretAction, setSecretAction] = useState<SecretAction>(webhook ? "keep" : "replace");
   const [secret, setSecret] = useState("");
-  const [revealed, setRevealed] = useState(false);
   const [problems, setProblems] = useState<Partial<Record<Field, string>>>({});
   const [failure, setFailure] = useState<ApiFailure>();
   const [busy, setBusy] = useState(false);
-  const types = catalogue.data ?? [];
-  const all = types.length > 0 && types.every((t) => events.includes(t.event_type));
   useEffect(() => setFailure(catalogue.error), [catalogue.error]);
-
-  const toggle = (name: string, on: boolean) =>
-    setEvents(on ? [...events, name] : events.filter((event) => event !== name));
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -111,7 +104,6 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
     );
   }
 
-  const categories = [...new Set(types.map((t) => t.category))];
   return (
     <Layout crumbs={crumbs}>
       <SettingsFrame projectId={projectId}>
@@ -141,98 +133,21 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             )}
           </div>
 
-          <fieldset class="field" aria-describedby={problems.events ? "events-error" : undefined}>
-            <legend>Events</legend>
-            {!catalogue.data && !catalogue.error && <Loading what="event types" />}
-            {types.length > 0 && (
-              <label class="check check-all">
-                <input
-                  type="checkbox"
-                  checked={all}
-                  onChange={(e) => setEvents(e.currentTarget.checked ? types.map((t) => t.event_type) : [])}
-                />
-                <span>
-                  <strong>All events</strong>
-                  <span class="help">Every event type, including those not emitted yet.</span>
-                </span>
-              </label>
-            )}
-            {categories.map((category) => (
-              <EventGroup
-                key={category}
-                category={category}
-                types={types.filter((t) => t.category === category)}
-                selected={events}
-                onToggle={toggle}
-              />
-            ))}
-            <FieldError id="events-error" message={problems.events} />
-          </fieldset>
+          <EventPicker
+            catalogue={catalogue.data}
+            selected={events}
+            onChange={setEvents}
+            problem={problems.events}
+          />
 
-          <fieldset class="field">
-            <legend>Secret</legend>
-            <p class="help">
-              With a secret every delivery carries <code>X-Webhook-Signature</code>, an HMAC-SHA256 your
-              receiver can verify. The secret is never shown again once saved.
-            </p>
-            {webhook && (
-              <>
-                <p>Currently: {webhook.has_secret ? <strong>set</strong> : <strong>not set</strong>}</p>
-                <div class="radios">
-                  {(["keep", "replace", "remove"] as const)
-                    .filter((action) => action !== "remove" || webhook.has_secret)
-                    .map((action) => (
-                      <label class="check" key={action}>
-                        <input
-                          type="radio"
-                          name="secret-action"
-                          checked={secretAction === action}
-                          onChange={() => setSecretAction(action)}
-                        />
-                        {action === "keep"
-                          ? "Keep it as it is"
-                          : action === "remove"
-                            ? "Remove it (deliveries are sent unsigned)"
-                            : webhook.has_secret
-                              ? "Replace it"
-                              : "Set one"}
-                      </label>
-                    ))}
-                </div>
-              </>
-            )}
-            {secretAction === "replace" && (
-              <>
-                <label for="secret">{webhook ? "New secret" : "Secret (optional)"}</label>
-                <div class="input-row">
-                  <input
-                    id="secret"
-                    type={revealed ? "text" : "password"}
-                    autocomplete="new-password"
-                    spellcheck={false}
-                    value={secret}
-                    onInput={(e) => setSecret(e.currentTarget.value)}
-                    aria-invalid={problems.secret ? true : undefined}
-                    aria-describedby={problems.secret ? "secret-error" : undefined}
-                  />
-                  <button type="button" class="button" onClick={() => setRevealed(!revealed)}>
-                    {revealed ? "Hide" : "Show"}
-                  </button>
-                  <button
-                    type="button"
-                    class="button"
-                    onClick={() => {
-                      setSecret(generateSecret());
-                      setRevealed(true);
-                    }}
-                  >
-                    Generate
-                  </button>
-                </div>
-                <FieldError id="secret-error" message={problems.secret} />
-              </>
-            )}
-          </fieldset>
+          <SecretField
+            hasSecret={webhook?.has_secret}
+            action={secretAction}
+            onAction={setSecretAction}
+            secret={secret}
+            onSecret={setSecret}
+            problem={problems.secret}
+          />
 
           <div class="field">
             <label class="check">
@@ -266,44 +181,5 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
         </form>
       </SettingsFrame>
     </Layout>
-  );
-}
-
-function EventGroup(props: {
-  category: string;
-  types: EventType[];
-  selected: string[];
-  onToggle: (name: string, on: boolean) => void;
-}) {
-  const emitted = isEmitted(props.category);
-  return (
-    <div class="event-group">
-      <h3>
-        {props.category}
-        {!emitted && <span class="badge badge-muted">not emitted yet</span>}
-      </h3>
-      {props.types.map((type) => (
-        <label class="check" key={type.event_type}>
-          <input
-            type="checkbox"
-            checked={props.selected.includes(type.event_type)}
-            onChange={(e) => props.onToggle(type.event_type, e.currentTarget.checked)}
-          />
-          <span>
-            <code>{type.event_type}</code>
-            <span class="help">{type.description}</span>
-          </span>
-        </label>
-      ))}
-    </div>
-  );
-}
-
-function FieldError({ id, message }: { id: string; message: string | undefined }) {
-  if (!message) return null;
-  return (
-    <p id={id} class="field-error">
-      {message}
-    </p>
   );
 }
