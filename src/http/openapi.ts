@@ -10,7 +10,9 @@ export function createRegistry(): OpenAPIRegistry {
   registry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",
-    description: "API key: `Authorization: Bearer <API_KEY>`",
+    description:
+      "`Authorization: Bearer <API key or Kubernetes token>`; a token must be issued for the audience " +
+      "KUBERNETES_TOKEN_AUDIENCE (default webhook-operator) and is authorised by RBAC",
   });
   return registry;
 }
