@@ -2,28 +2,46 @@ import { z } from "./openapi.js";
 
 // Building blocks shared by every feature's schemas.
 
-export const idParam = (name: string) =>
-  z.coerce
-    .number({ error: `${name} must be a number` })
+const decimalDigits = /^\d+$/;
+
+/** A positive integer id as a JSON number (request bodies). */
+export const positiveId = (name: string) =>
+  z
+    .number({ error: `${name} must be a positive integer` })
     .int(`${name} must be a positive integer`)
     .min(1, `${name} must be a positive integer`)
-    .max(Number.MAX_SAFE_INTEGER, `${name} is out of range`)
+    .max(Number.MAX_SAFE_INTEGER, `${name} is out of range (at most ${Number.MAX_SAFE_INTEGER})`);
+
+/**
+ * A positive integer id in the path. Path values are text and only decimal digits count: "1e2", "0x10",
+ * " 1" or "1.5" are a 400, never a number JavaScript would read into them.
+ */
+export const idParam = (name: string) =>
+  z
+    .preprocess(
+      (value) => (typeof value === "string" && decimalDigits.test(value) ? Number(value) : value),
+      positiveId(name),
+    )
     .openapi({ param: { name, in: "path" }, type: "integer", example: 1 });
 
 export const projectParams = z.object({ project_id: idParam("project_id") });
+
+// The form an accepted URL takes, also published as the schema's `pattern` so the OpenAPI document
+// describes exactly what is accepted: http(s), a host name or bracketed IPv6 literal, an optional port,
+// printable ASCII after it, and no credentials (user:password@ would be shown by every read of the
+// webhook and in error messages; a receiver authenticates deliveries by their signature instead).
+const httpUrlPattern =
+  /^[Hh][Tt][Tt][Pp][Ss]?:\/\/([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?([/?#][!-~]*)?$/;
 
 export const httpUrl = (field: string) =>
   z
     .string({ error: `${field} must be a string` })
     .max(2048, `${field} must be at most 2048 characters`)
-    .refine((value) => {
-      try {
-        const url = new URL(value);
-        return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
-      } catch {
-        return false;
-      }
-    }, `${field} must be an absolute http:// or https:// URL`);
+    .regex(
+      httpUrlPattern,
+      `${field} must be an absolute http:// or https:// URL without credentials (user:password@) or spaces`,
+    )
+    .refine((value) => URL.canParse(value), `${field} is not a valid URL`);
 
 export const isoTimestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T05:29:33.123Z" });
 

@@ -1,6 +1,7 @@
 import type { Queryable } from "../db/pool.js";
 import type { PageRequest } from "../http/pagination.js";
 import { offsetOf } from "../http/pagination.js";
+import { forgetWebhookSeries } from "../metrics.js";
 
 export interface WebhookRow {
   id: number;
@@ -117,6 +118,7 @@ export async function deleteWebhook(db: Queryable, projectId: number, id: number
     projectId,
     id,
   ]);
+  if (rowCount === 1) await forgetWebhookSeries(id);
   return rowCount === 1;
 }
 
@@ -146,6 +148,9 @@ export async function upsertOwnedWebhook(
 }
 
 export async function deleteOwnedWebhook(db: Queryable, owner: string): Promise<boolean> {
-  const { rowCount } = await db.query("DELETE FROM webhooks WHERE owner = $1", [owner]);
-  return rowCount === 1;
+  const { rows } = await db.query<{ id: number }>("DELETE FROM webhooks WHERE owner = $1 RETURNING id", [
+    owner,
+  ]);
+  for (const { id } of rows) await forgetWebhookSeries(id);
+  return rows.length === 1;
 }

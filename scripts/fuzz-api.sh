@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The API contract fuzz: schemathesis (pinned, in a venv under .cache/) drives the live service through
+# its own OpenAPI document (/api/docs) with every check, a fixed seed and a bounded number of examples.
+# The service runs from dist/ with an embedded Postgres in a temporary data directory, on loopback only.
+# Usage: bash scripts/fuzz-api.sh   (npm run test:fuzz builds first). Exit status is schemathesis's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$PATH" # the pinned Node 24 (npm run puts it first too)
+
+version=4.1.4
+venv=.cache/schemathesis-$version
+if [ ! -x "$venv/bin/st" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet "schemathesis==$version"
+fi
+
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+data_dir=$(mktemp -d)
+port=$(free_port)
+api_key="fuzz-admin-key-$(node -e 'console.log(require("crypto").randomBytes(12).toString("hex"))')"
+DATA_DIR="$data_dir" PORT="$port" HOST=127.0.0.1 EMBEDDED_POSTGRES_PORT="$(free_port)" API_KEY="$api_key" \
+  KUBERNETES=false LOG_LEVEL=warn node dist/src/cli/main.js serve &
+service_pid=$!
+cleanup() { kill "$service_pid" 2>/dev/null; wait "$service_pid" 2>/dev/null || true; rm -rf "$data_dir"; }
+trap cleanup EXIT
+
+base="http://127.0.0.1:$port"
+for _ in $(seq 1 120); do
+  curl -fsS "$base/readyz" >/dev/null 2>&1 && break
+  sleep 0.5
+done
+curl -fsS "$base/readyz" >/dev/null
+
+# Something for the generated requests to find: a project with a webhook.
+curl -fsS -H "authorization: Bearer $api_key" -H 'content-type: application/json' \
+  -d '{"name":"Fuzz","slug":"fuzz"}' "$base/api/projects" >/dev/null
+curl -fsS -H "authorization: Bearer $api_key" -H 'content-type: application/json' \
+  -d '{"url":"http://127.0.0.1:9/hook","events":["deployment.succeeded"]}' \
+  "$base/api/projects/1/webhooks" >/dev/null
+
+# Excluded: deleting API keys, which could revoke the key the fuzzer itself uses.
+"$venv/bin/st" run "$base/api/docs" \
+  --url "$base/api" \
+  --header "Authorization: Bearer $api_key" \
+  --checks all \
+  --seed 1 \
+  --max-examples "${FUZZ_MAX_EXAMPLES:-30}" \
+  --workers 2 \
+  --exclude-path-regex '/api-keys/\{' \
+  --suppress-health-check all \
+  --no-color
