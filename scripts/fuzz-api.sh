@@ -7,11 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$PATH" # the pinned Node 24 (npm run puts it first too)
 
-version=4.1.4
+version=4.32.5
 venv=.cache/schemathesis-$version
 if [ ! -x "$venv/bin/st" ]; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet "schemathesis==$version"
+  "$venv/bin/pip" install --quiet "schemathesis==$version" "hypothesis==6.170.15"
 fi
 
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }

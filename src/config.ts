@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type AllowList, parseAllowList } from "./delivery-engine/destination-policy.js";
 import type { OperatorConfig } from "./operator/operator.js";
 
 // Every setting the process reads, parsed once at start-up. Each service receives only the part it
@@ -35,6 +36,24 @@ const configSchema = z.object({
   DELIVERY_POLL_INTERVAL_MS: wholeNumber(10).default(2_000),
   DELIVERY_RESPONSE_BODY_LIMIT_BYTES: wholeNumber(0, 1_048_576).default(4_096),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(true),
+  DELIVERY_ALLOWED_DESTINATIONS: z
+    .string()
+    .transform((value, ctx) => {
+      const entries = value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "");
+      try {
+        return { entries, list: parseAllowList(entries) };
+      } catch (error) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${(error as Error).message}; write a comma-separated list such as "10.96.0.0/12,.svc.cluster.local"`,
+        });
+        return z.NEVER;
+      }
+    })
+    .optional(),
   KUBERNETES: z.enum(["auto", "true", "false"]).default("auto"),
   NAMESPACE_SELECTOR: z.string().default(""),
   POD_NAMESPACE: z.string().min(1).optional(),
@@ -68,6 +87,8 @@ export interface Config {
     pollIntervalMs: number;
     responseBodyLimitBytes: number;
     allowPrivateNetworks: boolean;
+    /** Private destinations the admin allows even when allowPrivateNetworks is false. */
+    allowedDestinations: { entries: string[]; list: AllowList } | undefined;
   };
 }
 
@@ -118,6 +139,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pollIntervalMs: e.DELIVERY_POLL_INTERVAL_MS,
       responseBodyLimitBytes: e.DELIVERY_RESPONSE_BODY_LIMIT_BYTES,
       allowPrivateNetworks: e.DELIVERY_ALLOW_PRIVATE_NETWORKS,
+      allowedDestinations: e.DELIVERY_ALLOWED_DESTINATIONS,
     },
   };
 }

@@ -6,6 +6,7 @@ import type { Config } from "./config.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.js";
 import { migrate } from "./db/migrate.js";
 import { createPool, type Pool } from "./db/pool.js";
+import { destinationPolicyOf } from "./delivery-engine/destination-policy.js";
 import { createDeliveryEngine, type DeliveryEngine } from "./delivery-engine/engine.js";
 import { createApp } from "./http/app.js";
 import type { Logger } from "./logger.js";
@@ -86,7 +87,9 @@ export async function startService(
       })
     : undefined;
   if (!operator) logger.info("no Kubernetes cluster configured: running the API and delivery workers only");
-  const app = createApp({ pool, logger, engine });
+  const destinationPolicy = destinationPolicyOf(config.delivery);
+  logDestinationPolicy(logger, config.delivery);
+  const app = createApp({ pool, logger, engine, destinationPolicy });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -112,4 +115,21 @@ export async function startService(
       logger.info("stopped");
     },
   };
+}
+
+/** Says at start-up which destinations deliveries may reach, so an open policy is never a surprise. */
+function logDestinationPolicy(logger: Logger, delivery: Config["delivery"]): void {
+  const allowList = delivery.allowedDestinations?.entries ?? [];
+  if (delivery.allowPrivateNetworks) {
+    logger.warn(
+      "deliveries and test events may reach loopback and private networks (DELIVERY_ALLOW_PRIVATE_NETWORKS=true, " +
+        "the standalone default); set it to false, with DELIVERY_ALLOWED_DESTINATIONS for trusted receivers, " +
+        "when API keys are given to others",
+    );
+  } else {
+    logger.info(
+      { allowedDestinations: allowList },
+      "private delivery destinations are refused except the allow-list",
+    );
+  }
 }

@@ -3,6 +3,7 @@ import { requireApiKey } from "../api-keys/auth.js";
 import { registerApiKeyRoutes } from "../api-keys/routes.js";
 import type { Pool } from "../db/pool.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
+import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { registerDeploymentRoutes } from "../deployments/routes.js";
 import type { Logger } from "../logger.js";
@@ -22,6 +23,7 @@ export interface AppDependencies {
   pool: Pool;
   logger: Logger;
   engine: DeliveryEngine;
+  destinationPolicy: DestinationPolicy;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -35,7 +37,7 @@ function requestLog(logger: Logger): RequestHandler {
   };
 }
 
-export function createApp({ pool, logger, engine }: AppDependencies): Express {
+export function createApp({ pool, logger, engine, destinationPolicy }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
@@ -47,7 +49,7 @@ export function createApp({ pool, logger, engine }: AppDependencies): Express {
   const api = Router();
   api.use(requireApiKey(pool));
   api.use(express.json({ limit: requestBodyLimit }));
-  registerWebhookRoutes(api, registry, pool);
+  registerWebhookRoutes(api, registry, pool, destinationPolicy);
   registerTestEventRoutes(api, registry, pool, engine);
   registerDeliveryRoutes(api, registry, pool, engine);
   registerProjectRoutes(api, registry, pool);

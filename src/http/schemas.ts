@@ -22,7 +22,13 @@ export const idParam = (name: string) =>
       (value) => (typeof value === "string" && decimalDigits.test(value) ? Number(value) : value),
       positiveId(name),
     )
-    .openapi({ param: { name, in: "path" }, type: "integer", example: 1 });
+    .openapi({
+      param: { name, in: "path" },
+      type: "integer",
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      example: 1,
+    });
 
 export const projectParams = z.object({ project_id: idParam("project_id") });
 
