@@ -149,7 +149,23 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       expect(config.database.url).toBe(
         `postgres://webhook_operator:secretvalue0123456789@${name}-postgres:5432/webhook_operator`,
       );
-      expect(config.delivery).toMatchObject({ workers: true, concurrency: 64, allowPrivateNetworks: true });
+      // Private destinations are refused by default in a cluster: any project's key could reach services.
+      expect(config.delivery).toMatchObject({ workers: true, concurrency: 64, allowPrivateNetworks: false });
+      expect(config.delivery.allowedDestinations).toBeUndefined();
+    });
+
+    it("passes the allow-list of private destinations as DELIVERY_ALLOWED_DESTINATIONS", () => {
+      const objects = render({
+        "config.delivery.allowedDestinations[0]": "10.96.0.0/12",
+        "config.delivery.allowedDestinations[1]": ".team-a.svc.cluster.local",
+      });
+      const env = environmentOf(only(objects, "Deployment").spec.template.spec.containers[0]);
+      expect(env.DELIVERY_ALLOWED_DESTINATIONS).toBe("10.96.0.0/12,.team-a.svc.cluster.local");
+      const config = loadConfig({ ...env, DATABASE_URL: "postgres://u:p@db:5432/wo" });
+      expect(config.delivery.allowedDestinations?.entries).toEqual([
+        "10.96.0.0/12",
+        ".team-a.svc.cluster.local",
+      ]);
     });
 
     it("renders large numbers as digits (Helm reads values as floats)", () => {

@@ -259,7 +259,7 @@ describe("createSender", () => {
     try {
       const send = createSender({ dispatcher: strictAgent, timeoutMs: 5_000, responseBodyLimitBytes: 1024 });
       const outcome = await send(delivery(receiver.url));
-      const reason = `127.0.0.1 is a loopback address and private destinations are not allowed (set DELIVERY_ALLOW_PRIVATE_NETWORKS=true to allow them)`;
+      const reason = `127.0.0.1 is a loopback address and private destinations are not allowed (an admin can allow them with DELIVERY_ALLOWED_DESTINATIONS or DELIVERY_ALLOW_PRIVATE_NETWORKS=true)`;
       expect(outcome).toMatchObject({
         success: false,
         statusCode: 0,
