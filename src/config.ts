@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { type AllowList, parseAllowList } from "./delivery-engine/destination-policy.js";
 import type { OperatorConfig } from "./operator/operator.js";
+import type { SecretKeysConfig } from "./secrets/keys.js";
 
 // Every setting the process reads, parsed once at start-up. Each service receives only the part it
 // needs. Names are the environment variables documented in the README's configuration reference.
@@ -27,6 +28,8 @@ const configSchema = z.object({
   EMBEDDED_POSTGRES_PORT: wholeNumber(1, 65_535).default(5433),
   API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
   API_KEY_FILE: z.string().min(1).optional(),
+  SECRET_ENCRYPTION_KEYS: z.string().min(1).optional(),
+  SECRET_ENCRYPTION_KEYS_FILE: z.string().min(1).optional(),
   SHUTDOWN_TIMEOUT_MS: wholeNumber(0).default(10_000),
   DELIVERY_CONCURRENCY: wholeNumber(1, 1_000).default(64),
   DELIVERY_PER_WEBHOOK_CONCURRENCY: wholeNumber(1, 1_000).default(16),
@@ -72,6 +75,7 @@ export interface Config {
   logLevel: string;
   database: { url: string | undefined; poolSize: number; dataDir: string; embeddedPort: number };
   apiKey: { value: string | undefined; file: string | undefined };
+  secretKeys: SecretKeysConfig;
   shutdownTimeoutMs: number;
   kubernetes: { mode: KubernetesMode; podNamespace: string | undefined } & Omit<
     OperatorConfig,
@@ -118,6 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       embeddedPort: e.EMBEDDED_POSTGRES_PORT,
     },
     apiKey: { value: e.API_KEY, file: e.API_KEY_FILE },
+    secretKeys: { value: e.SECRET_ENCRYPTION_KEYS, file: e.SECRET_ENCRYPTION_KEYS_FILE, dataDir: e.DATA_DIR },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     kubernetes: {
       mode: e.KUBERNETES,

@@ -12,6 +12,9 @@ import { createApp } from "./http/app.js";
 import type { Logger } from "./logger.js";
 import { loadKubeConfig, operatorNamespace } from "./operator/kube-config.js";
 import { type RunningOperator, startOperator } from "./operator/operator.js";
+import { useSecretBox } from "./secrets/current.js";
+import { loadSecretBox } from "./secrets/keys.js";
+import { reencryptSecrets } from "./secrets/reencrypt.js";
 import { version } from "./version.js";
 
 export interface RunningService {
@@ -69,6 +72,11 @@ export async function startService(
     const applied = await migrate(pool);
     if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
     await bootstrapApiKey(pool, config.apiKey, logger);
+    const box = await loadSecretBox(config.secretKeys, logger);
+    useSecretBox(box);
+    const sealed = await reencryptSecrets(pool, box, { rotate: false });
+    if (sealed > 0)
+      logger.info({ webhooks: sealed, keyId: box.currentKeyId }, "clear-text webhook secrets encrypted");
   } catch (error) {
     await pool.end();
     await embedded?.stop();

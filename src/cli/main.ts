@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { version } from "../version.js";
 import { reportError } from "./errors.js";
+import { registerSecretsCommands } from "./secrets.js";
 import { serve } from "./serve.js";
 import { registerWebhookCommands } from "./webhooks/commands.js";
 
@@ -23,6 +24,7 @@ program
   .action(serve);
 
 registerWebhookCommands(program);
+registerSecretsCommands(program);
 
 // `webhook-operator hooks list | head -1` closes the pipe early; that is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

@@ -2,11 +2,13 @@ import type { Queryable } from "../db/pool.js";
 import type { PageRequest } from "../http/pagination.js";
 import { offsetOf } from "../http/pagination.js";
 import { forgetWebhookSeries } from "../metrics.js";
+import { secretBox } from "../secrets/current.js";
 
 export interface WebhookRow {
   id: number;
   project_id: number;
   url: string;
+  /** The signing secret sealed with the secret keys (src/secrets); the sender opens it. */
   secret: string | null;
   events: string[];
   enabled: boolean;
@@ -55,9 +57,13 @@ export async function findWebhook(
   return rows[0];
 }
 
+/** Secrets are sealed here, on the way in: every writer (API, operator) passes clear text. */
+const sealed = (secret: string | null): string | null => (secret === null ? null : secretBox().seal(secret));
+
 export interface NewWebhook {
   projectId: number;
   url: string;
+  /** Clear text; stored sealed. */
   secret: string | null;
   events: string[];
   enabled: boolean;
@@ -66,9 +72,16 @@ export interface NewWebhook {
 
 export async function insertWebhook(db: Queryable, webhook: NewWebhook): Promise<WebhookRow> {
   const { rows } = await db.query<WebhookRow>(
-    `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
-    [webhook.projectId, webhook.url, webhook.secret, webhook.events, webhook.enabled, webhook.owner ?? null],
+    `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted)
+     VALUES ($1, $2, $3, $4, $5, $6, true) RETURNING ${columns}`,
+    [
+      webhook.projectId,
+      webhook.url,
+      sealed(webhook.secret),
+      webhook.events,
+      webhook.enabled,
+      webhook.owner ?? null,
+    ],
   );
   return rows[0] as WebhookRow;
 }
@@ -97,6 +110,7 @@ export async function updateWebhook(
        events = COALESCE($4, events),
        enabled = COALESCE($5, enabled),
        secret = CASE WHEN $6 THEN $7 ELSE secret END,
+       secret_encrypted = CASE WHEN $6 THEN true ELSE secret_encrypted END,
        updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
      WHERE project_id = $1 AND id = $2
      RETURNING ${columns}`,
@@ -107,7 +121,7 @@ export async function updateWebhook(
       changes.events ?? null,
       changes.enabled ?? null,
       changes.secret !== undefined,
-      changes.secret ?? null,
+      sealed(changes.secret ?? null),
     ],
   );
   return rows[0];
@@ -128,16 +142,17 @@ export async function upsertOwnedWebhook(
   webhook: NewWebhook & { owner: string },
 ): Promise<WebhookRow> {
   const { rows } = await db.query<WebhookRow>(
-    `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner)
-     VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted)
+     VALUES ($1, $2, $3, $4, $5, $6, true)
      ON CONFLICT (owner) DO UPDATE
         SET project_id = EXCLUDED.project_id, url = EXCLUDED.url, secret = EXCLUDED.secret,
+            secret_encrypted = true,
             events = EXCLUDED.events, enabled = EXCLUDED.enabled,
             updated_at = greatest(clock_timestamp(), webhooks.updated_at + interval '1 millisecond')
       WHERE (webhooks.project_id, webhooks.url, webhooks.secret, webhooks.events, webhooks.enabled)
             IS DISTINCT FROM (EXCLUDED.project_id, EXCLUDED.url, EXCLUDED.secret, EXCLUDED.events, EXCLUDED.enabled)
      RETURNING ${columns}`,
-    [webhook.projectId, webhook.url, webhook.secret, webhook.events, webhook.enabled, webhook.owner],
+    [webhook.projectId, webhook.url, sealed(webhook.secret), webhook.events, webhook.enabled, webhook.owner],
   );
   if (rows[0]) return rows[0];
   // Nothing changed: the conflict's WHERE skipped the update, so read the row as it is.

@@ -15,6 +15,7 @@ import {
   signPayload,
   timeoutMessage,
 } from "../../src/delivery-engine/sender.js";
+import { useTestSecretKeys } from "../support/secret-keys.js";
 
 type Received = { method: string; url: string; headers: IncomingMessage["headers"]; body: Buffer };
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -45,6 +46,8 @@ async function startReceiver(handler: Handler) {
 const receivers: ReturnType<typeof createServer>[] = [];
 let agent: Agent;
 
+const box = useTestSecretKeys();
+
 beforeAll(() => {
   agent = createDeliveryAgent({ policy: { allowPrivateNetworks: true } });
 });
@@ -62,7 +65,7 @@ const delivery = (url: string, over: Partial<OutboundDelivery> = {}): OutboundDe
   body,
   eventType: "deployment.succeeded",
   deliveryId: 42,
-  secret: "whsec_test",
+  secret: box.seal("whsec_test"),
   ...over,
 });
 const sender = (timeoutMs = 5_000, responseBodyLimitBytes = 4096) =>
