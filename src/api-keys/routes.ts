@@ -68,7 +68,8 @@ export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, 
           projectIds,
         ]);
         const unknown = projectIds.filter((id) => !rows.some((row) => row.id === id));
-        if (unknown.length > 0) throw new BadRequestError(`Unknown project ids: ${unknown.join(", ")}.`);
+        // Well-formed ids that name nothing: 404, like any unknown id in a path.
+        if (unknown.length > 0) throw new NotFoundError(`Unknown project ids: ${unknown.join(", ")}.`);
       }
       const row = await insertApiKey(pool, { name: body.name, keyHash: hashApiKey(key), projectIds });
       return { status: 201, body: { ...toApiKeyJson(row), key } };

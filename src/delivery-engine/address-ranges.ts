@@ -77,7 +77,9 @@ function ipv6Bytes(address: string): Buffer {
   const tailWords = toWords(groups(tail));
   const words = [...headWords, ...Array(8 - headWords.length - tailWords.length).fill(0), ...tailWords];
   const bytes = Buffer.alloc(16);
-  words.forEach((word, i) => bytes.writeUInt16BE(word, i * 2));
+  words.forEach((word, i) => {
+    bytes.writeUInt16BE(word, i * 2);
+  });
   return bytes;
 }
 

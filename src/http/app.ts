@@ -16,6 +16,7 @@ import { NotFoundError } from "./errors.js";
 import { registerHealthRoutes } from "./health.js";
 import { registerMetricsEndpoint } from "./metrics-endpoint.js";
 import { createRegistry, generateOpenApiDocument } from "./openapi.js";
+import { refuseOtherMethods } from "./route.js";
 
 export const requestBodyLimit = "64kb";
 
@@ -55,6 +56,7 @@ export function createApp({ pool, logger, engine, destinationPolicy }: AppDepend
   registerProjectRoutes(api, registry, pool);
   registerDeploymentRoutes(api, registry, pool);
   registerApiKeyRoutes(api, registry, pool);
+  refuseOtherMethods(api);
   api.use((req) => {
     throw new NotFoundError(`No endpoint ${req.method} /api${req.path}.`);
   });

@@ -33,20 +33,41 @@ export const idParam = (name: string) =>
 export const projectParams = z.object({ project_id: idParam("project_id") });
 
 // The form an accepted URL takes, also published as the schema's `pattern` so the OpenAPI document
-// describes exactly what is accepted: http(s), a host name or bracketed IPv6 literal, an optional port,
-// printable ASCII after it, and no credentials (user:password@ would be shown by every read of the
-// webhook and in error messages; a receiver authenticates deliveries by their signature instead).
-const httpUrlPattern =
-  /^[Hh][Tt][Tt][Pp][Ss]?:\/\/([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?([/?#][!-~]*)?$/;
+// describes exactly what is accepted: http(s); a host name whose last label starts with a letter, a
+// dotted IPv4 address or a bracketed IPv6 one (the forms URL parsing agrees with); an optional port;
+// printable ASCII after it; no credentials (user:password@ would be shown by every read of the webhook
+// and in error messages; a receiver authenticates deliveries by their signature instead).
+const octet = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+const ipv4 = `(${octet}\\.){3}${octet}`;
+const h16 = "[0-9A-Fa-f]{1,4}";
+const ipv6 = [
+  `(${h16}:){7}${h16}`,
+  `(${h16}:){1,7}:`,
+  `(${h16}:){1,6}:${h16}`,
+  `(${h16}:){1,5}(:${h16}){1,2}`,
+  `(${h16}:){1,4}(:${h16}){1,3}`,
+  `(${h16}:){1,3}(:${h16}){1,4}`,
+  `(${h16}:){1,2}(:${h16}){1,5}`,
+  `${h16}:(:${h16}){1,6}`,
+  `:((:${h16}){1,7}|:)`,
+  `(${h16}:){6}${ipv4}`,
+  `::(${h16}:){0,5}${ipv4}`,
+  `(${h16}:){1,5}:(${h16}:){0,4}${ipv4}`,
+].join("|");
+const hostName = "([A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*\\.?";
+const port = "(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})";
+const httpUrlPattern = new RegExp(
+  `^[Hh][Tt][Tt][Pp][Ss]?://(${hostName}|${ipv4}|\\[(${ipv6})\\])(:${port})?([/?#][!-~]*)?$`,
+);
 
 export const httpUrl = (field: string) =>
   z
     .string({ error: `${field} must be a string` })
-    .max(2048, `${field} must be at most 2048 characters`)
-    .regex(
-      httpUrlPattern,
-      `${field} must be an absolute http:// or https:// URL without credentials (user:password@) or spaces`,
-    )
+    .max(2048, { error: `${field} must be at most 2048 characters`, abort: true })
+    .regex(httpUrlPattern, {
+      error: `${field} must be an absolute http:// or https:// URL without credentials (user:password@) or spaces`,
+      abort: true,
+    })
     .refine((value) => URL.canParse(value), `${field} is not a valid URL`);
 
 export const isoTimestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T05:29:33.123Z" });

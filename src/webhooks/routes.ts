@@ -57,7 +57,10 @@ export function registerWebhookRoutes(
     summary: "Create a webhook (endpoint 2)",
     params: projectParams,
     body: createWebhookBody,
-    responses: { 201: { description: "The created webhook", schema: webhookSchema } },
+    responses: {
+      201: { description: "The created webhook", schema: webhookSchema },
+      403: { description: "The url's IP address is a destination deliveries may not reach" },
+    },
     handler: async ({ params, body, auth }) => {
       await requireProject(pool, auth, params.project_id);
       assertDestinationAllowed(body.url, destinationPolicy);
@@ -123,6 +126,7 @@ export function registerWebhookRoutes(
     body: updateWebhookBody,
     responses: {
       200: { description: "The updated webhook", schema: webhookSchema },
+      403: { description: "The url's IP address is a destination deliveries may not reach" },
       409: { description: "The webhook is managed by a Kubernetes Webhook resource" },
     },
     handler: async ({ params, body, auth }) => {

@@ -4,7 +4,7 @@ import { assertProjectAccess } from "../api-keys/auth.js";
 import type { Queryable } from "../db/pool.js";
 import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
 import { refusalReason } from "../delivery-engine/destination-policy.js";
-import { ConflictError, NotFoundError, ValidationError } from "../http/errors.js";
+import { ApiError, ConflictError, NotFoundError } from "../http/errors.js";
 import { iso } from "../http/schemas.js";
 import type { ProjectRow } from "../projects/store.js";
 import { findProject } from "../projects/store.js";
@@ -58,16 +58,16 @@ export function assertNotOwnedByResource(webhook: WebhookRow): void {
 }
 
 /**
- * A URL whose host is an IP literal the delivery policy refuses is a 400 at once. Host names are
- * judged when a delivery connects (their addresses can change), so the check there stays the rule.
+ * A URL whose host is an IP literal the delivery policy refuses is a 403 at once: well-formed, but a
+ * destination this install does not deliver to. Host names are judged when a delivery connects (their
+ * addresses can change), so the check there stays the rule.
  */
 export function assertDestinationAllowed(url: string, policy: DestinationPolicy): void {
   const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
   if (isIP(host) === 0) return;
   const reason = refusalReason(host, policy);
   if (reason !== null) {
-    const message = `url is refused as a delivery destination: ${reason}`;
-    throw new ValidationError(`Invalid request: body.url: ${message}`, [{ path: "body.url", message }]);
+    throw new ApiError(403, "destination_refused", `url is refused as a delivery destination: ${reason}.`);
   }
 }
 
