@@ -25,18 +25,25 @@ cleanup() { kill "$service_pid" 2>/dev/null; wait "$service_pid" 2>/dev/null || 
 trap cleanup EXIT
 
 base="http://127.0.0.1:$port"
+# HTTP through node (always here), not curl (not always installed).
+ready() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$base/readyz"; }
+post() {
+  node -e 'const [url, key, body] = process.argv.slice(1);
+    fetch(url, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body })
+      .then(async (r) => { if (!r.ok) { console.error(url, r.status, await r.text()); process.exit(1); } });' \
+    "$base/api$1" "$api_key" "$2"
+}
 for _ in $(seq 1 120); do
-  curl -fsS "$base/readyz" >/dev/null 2>&1 && break
+  ready && break
   sleep 0.5
 done
-curl -fsS "$base/readyz" >/dev/null
+ready || { echo "the service did not become ready at $base" >&2; exit 1; }
 
-# Something for the generated requests to find: a project with a webhook.
-curl -fsS -H "authorization: Bearer $api_key" -H 'content-type: application/json' \
-  -d '{"name":"Fuzz","slug":"fuzz"}' "$base/api/projects" >/dev/null
-curl -fsS -H "authorization: Bearer $api_key" -H 'content-type: application/json' \
-  -d '{"url":"http://127.0.0.1:9/hook","events":["deployment.succeeded"]}' \
-  "$base/api/projects/1/webhooks" >/dev/null
+# Something for the generated requests to find: a project, a webhook, and a delivery record (the test
+# event fails at once: nothing listens on port 9).
+post /projects '{"name":"Fuzz","slug":"fuzz"}'
+post /projects/1/webhooks '{"url":"http://127.0.0.1:9/hook","events":["deployment.succeeded"]}'
+post /projects/1/webhooks/1/test '{}'
 
 # Excluded: deleting API keys, which could revoke the key the fuzzer itself uses. schemathesis keeps a
 # cache (.schemathesis/) in its working directory: the temporary one, so every run starts the same.

@@ -42,7 +42,7 @@ export async function loadSecretBox(config: SecretKeysConfig, logger: Logger): P
     },
   );
   logger.warn(
-    { file, generated: created },
+    { file, newKey: created },
     "webhook secrets are encrypted with a key kept in DATA_DIR (no SECRET_ENCRYPTION_KEYS or " +
       "SECRET_ENCRYPTION_KEYS_FILE set); back it up with the database, and set the keys explicitly " +
       "when several replicas share a database",
