@@ -13,11 +13,12 @@ render() {
 # webhook-operator: plain manifests rendered from charts/webhook-operator by scripts/render-manifests.sh
 # (npm run render:manifests), with charts/webhook-operator/ci/install-manifest-values.yaml. Do not edit.
 #
-# The admin API key and the bundled Postgres password are not in this file (a committed file would
+# The admin API key, the bundled Postgres password and the secret encryption key are not in this file (a committed file would
 # give everyone the same ones). Create them, then apply:
 #   kubectl create namespace webhook-operator
 #   kubectl -n webhook-operator create secret generic webhook-operator-api-key --from-literal=api-key="wo_$(openssl rand -hex 24)"
 #   kubectl -n webhook-operator create secret generic webhook-operator-postgres --from-literal=password="$(openssl rand -hex 24)"
+#   kubectl -n webhook-operator create secret generic webhook-operator-secret-keys --from-literal=keys="$(openssl rand -base64 32)"
 #   kubectl apply --server-side -f manifests/install.yaml
 HEADER
   "$helm" template webhook-operator charts/webhook-operator \

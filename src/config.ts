@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { type AllowList, parseAllowList } from "./delivery-engine/destination-policy.js";
 import type { TokenAuthSettings } from "./kube-auth/reviewer.js";
 import type { OperatorConfig } from "./operator/operator.js";
+import type { SecretKeysConfig } from "./secrets/keys.js";
 
 // Every setting the process reads, parsed once at start-up. Each service receives only the part it
 // needs. Names are the environment variables documented in the README's configuration reference.
@@ -27,6 +29,8 @@ const configSchema = z.object({
   EMBEDDED_POSTGRES_PORT: wholeNumber(1, 65_535).default(5433),
   API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
   API_KEY_FILE: z.string().min(1).optional(),
+  SECRET_ENCRYPTION_KEYS: z.string().min(1).optional(),
+  SECRET_ENCRYPTION_KEYS_FILE: z.string().min(1).optional(),
   SHUTDOWN_TIMEOUT_MS: wholeNumber(0).optional(),
   DELIVERY_CONCURRENCY: wholeNumber(1, 1_000).default(64),
   DELIVERY_PER_WEBHOOK_CONCURRENCY: wholeNumber(1, 1_000).default(16),
@@ -37,6 +41,24 @@ const configSchema = z.object({
   DELIVERY_RESPONSE_BODY_LIMIT_BYTES: wholeNumber(0, 1_048_576).default(4_096),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(true),
   DASHBOARD_ENABLED: booleanFromEnv.default(true),
+  DELIVERY_ALLOWED_DESTINATIONS: z
+    .string()
+    .transform((value, ctx) => {
+      const entries = value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "");
+      try {
+        return { entries, list: parseAllowList(entries) };
+      } catch (error) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${(error as Error).message}; write a comma-separated list such as "10.96.0.0/12,.svc.cluster.local"`,
+        });
+        return z.NEVER;
+      }
+    })
+    .optional(),
   KUBERNETES: z.enum(["auto", "true", "false"]).default("auto"),
   NAMESPACE_SELECTOR: z.string().default(""),
   POD_NAMESPACE: z.string().min(1).optional(),
@@ -59,6 +81,7 @@ export interface Config {
   logLevel: string;
   database: { url: string | undefined; poolSize: number; dataDir: string; embeddedPort: number };
   apiKey: { value: string | undefined; file: string | undefined };
+  secretKeys: SecretKeysConfig;
   shutdownTimeoutMs: number;
   dashboard: { enabled: boolean };
   kubernetes: { mode: KubernetesMode; podNamespace: string | undefined } & Omit<
@@ -77,6 +100,8 @@ export interface Config {
     pollIntervalMs: number;
     responseBodyLimitBytes: number;
     allowPrivateNetworks: boolean;
+    /** Private destinations the admin allows even when allowPrivateNetworks is false. */
+    allowedDestinations: { entries: string[]; list: AllowList } | undefined;
   };
 }
 
@@ -119,6 +144,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       embeddedPort: e.EMBEDDED_POSTGRES_PORT,
     },
     apiKey: { value: e.API_KEY, file: e.API_KEY_FILE },
+    secretKeys: { value: e.SECRET_ENCRYPTION_KEYS, file: e.SECRET_ENCRYPTION_KEYS_FILE, dataDir: e.DATA_DIR },
     // By default long enough for the sends in flight to finish (or time out) and be recorded, so a
     // rolling update does not hand them back to the queue to be sent twice.
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS ?? longestSendMs(e.DELIVERY_TIMEOUT_MS) + 5_000,
@@ -149,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pollIntervalMs: e.DELIVERY_POLL_INTERVAL_MS,
       responseBodyLimitBytes: e.DELIVERY_RESPONSE_BODY_LIMIT_BYTES,
       allowPrivateNetworks: e.DELIVERY_ALLOW_PRIVATE_NETWORKS,
+      allowedDestinations: e.DELIVERY_ALLOWED_DESTINATIONS,
     },
   };
 }

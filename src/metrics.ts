@@ -94,3 +94,15 @@ export const metrics = {
     registers: [registry],
   }),
 };
+
+/**
+ * Drops a deleted webhook's series so the webhook_id label stays bounded by the webhooks that exist.
+ * Only this replica's series go: another replica drops its own when it next restarts.
+ */
+export async function forgetWebhookSeries(webhookId: number): Promise<void> {
+  const id = String(webhookId);
+  const { values } = await metrics.deliveries.get();
+  for (const { labels } of values) {
+    if (labels.webhook_id === id) metrics.deliveries.remove(labels);
+  }
+}

@@ -6,11 +6,15 @@ import type { Config } from "./config.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.js";
 import { migrate } from "./db/migrate.js";
 import { createPool, type Pool } from "./db/pool.js";
+import { destinationPolicyOf } from "./delivery-engine/destination-policy.js";
 import { createDeliveryEngine, type DeliveryEngine } from "./delivery-engine/engine.js";
 import { createApp } from "./http/app.js";
 import type { Logger } from "./logger.js";
 import { loadKubeConfig, operatorNamespace } from "./operator/kube-config.js";
 import type { RunningOperator } from "./operator/operator.js";
+import { useSecretBox } from "./secrets/current.js";
+import { loadSecretBox } from "./secrets/keys.js";
+import { reencryptSecrets } from "./secrets/reencrypt.js";
 import { version } from "./version.js";
 
 export interface RunningService {
@@ -68,6 +72,11 @@ export async function startService(
     const applied = await migrate(pool);
     if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
     await bootstrapApiKey(pool, config.apiKey, logger);
+    const box = await loadSecretBox(config.secretKeys, logger);
+    useSecretBox(box);
+    const sealed = await reencryptSecrets(pool, box, { rotate: false });
+    if (sealed > 0)
+      logger.info({ webhooks: sealed, keyId: box.currentKeyId }, "clear-text webhook secrets encrypted");
   } catch (error) {
     await pool.end();
     await embedded?.stop();
@@ -108,7 +117,16 @@ export async function startService(
       "Kubernetes token authentication off: /api accepts API keys only",
     );
   }
-  const app = createApp({ pool, logger, engine, tokenReviewer, dashboard: config.dashboard.enabled });
+  const destinationPolicy = destinationPolicyOf(config.delivery);
+  logDestinationPolicy(logger, config.delivery);
+  const app = createApp({
+    pool,
+    logger,
+    engine,
+    tokenReviewer,
+    dashboard: config.dashboard.enabled,
+    destinationPolicy,
+  });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -137,4 +155,21 @@ export async function startService(
       logger.info("stopped");
     },
   };
+}
+
+/** Says at start-up which destinations deliveries may reach, so an open policy is never a surprise. */
+function logDestinationPolicy(logger: Logger, delivery: Config["delivery"]): void {
+  const allowList = delivery.allowedDestinations?.entries ?? [];
+  if (delivery.allowPrivateNetworks) {
+    logger.warn(
+      "deliveries and test events may reach loopback and private networks (DELIVERY_ALLOW_PRIVATE_NETWORKS=true, " +
+        "the standalone default); set it to false, with DELIVERY_ALLOWED_DESTINATIONS for trusted receivers, " +
+        "when API keys are given to others",
+    );
+  } else {
+    logger.info(
+      { allowedDestinations: allowList },
+      "private delivery destinations are refused except the allow-list",
+    );
+  }
 }

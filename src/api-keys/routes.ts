@@ -1,10 +1,10 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
-import { BadRequestError, NotFoundError } from "../http/errors.js";
+import { NotFoundError } from "../http/errors.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
-import { idParam, iso, isoTimestamp } from "../http/schemas.js";
+import { idParam, iso, isoTimestamp, positiveId } from "../http/schemas.js";
 import { requireAdmin } from "./auth.js";
 import { generateApiKey, hashApiKey } from "./keys.js";
 import type { ApiKeyRow } from "./store.js";
@@ -28,7 +28,7 @@ const createApiKeyBody = z
   .strictObject({
     name: z.string({ error: "name is required" }).trim().min(1, "name must not be empty").max(100),
     project_ids: z
-      .array(idParam("project_ids[]"), { error: "project_ids must be an array of project ids" })
+      .array(positiveId("project_ids[]"), { error: "project_ids must be an array of project ids" })
       .min(1, "project_ids must name at least one project; omit it for an admin key")
       .nullable()
       .optional(),
@@ -68,7 +68,8 @@ export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, 
           projectIds,
         ]);
         const unknown = projectIds.filter((id) => !rows.some((row) => row.id === id));
-        if (unknown.length > 0) throw new BadRequestError(`Unknown project ids: ${unknown.join(", ")}.`);
+        // Well-formed ids that name nothing: 404, like any unknown id in a path.
+        if (unknown.length > 0) throw new NotFoundError(`Unknown project ids: ${unknown.join(", ")}.`);
       }
       const row = await insertApiKey(pool, { name: body.name, keyHash: hashApiKey(key), projectIds });
       return { status: 201, body: { ...toApiKeyJson(row), key } };

@@ -22,7 +22,10 @@ program
   .action(serve);
 
 // The API client's commands (and axios behind them, ~30 MiB) are not loaded to run the service.
-if (process.argv[2] !== "serve") (await import("./webhooks/commands.js")).registerWebhookCommands(program);
+if (process.argv[2] !== "serve") {
+  (await import("./webhooks/commands.js")).registerWebhookCommands(program);
+  (await import("./secrets.js")).registerSecretsCommands(program);
+}
 
 // `webhook-operator hooks list | head -1` closes the pipe early; that is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

@@ -1,9 +1,17 @@
 import dns from "node:dns";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import { Agent, buildConnector } from "undici";
+import { classifyAddress } from "./address-ranges.js";
 
-/** Which network destinations an outbound delivery may connect to. */
-export type DestinationPolicy = { allowPrivateNetworks: boolean };
+/**
+ * Which network destinations an outbound delivery may connect to. Always refused: metadata, link-local,
+ * unspecified, multicast and reserved addresses. Loopback and private ranges only with
+ * `allowPrivateNetworks`, or when the admin's allow-list names the address's network or the host name.
+ */
+export interface DestinationPolicy {
+  allowPrivateNetworks: boolean;
+  allowed?: AllowList | undefined;
+}
 
 /** Thrown (as a connect error) when a delivery would reach an address the policy refuses. */
 export class DestinationRefusedError extends Error {
@@ -18,59 +26,72 @@ export class DestinationRefusedError extends Error {
   }
 }
 
-function blockList(ipv4: string[], ipv6: string[]): BlockList {
-  const list = new BlockList();
-  for (const [cidrs, type] of [
-    [ipv4, "ipv4"],
-    [ipv6, "ipv6"],
-  ] as const) {
-    for (const cidr of cidrs) {
-      const [network = "", prefix] = cidr.split("/");
-      if (prefix === undefined) list.addAddress(network, type);
-      else list.addSubnet(network, Number(prefix), type);
-    }
-  }
-  return list;
+export function destinationPolicyOf(config: {
+  allowPrivateNetworks: boolean;
+  allowedDestinations: { list: AllowList } | undefined;
+}): DestinationPolicy {
+  return { allowPrivateNetworks: config.allowPrivateNetworks, allowed: config.allowedDestinations?.list };
 }
 
-// A BlockList rule for an IPv4 range also matches the IPv4-mapped IPv6 form (::ffff:169.254.169.254),
-// so each range is written once. Order matters: 100.100.100.200 sits inside the CGNAT range but is a
-// metadata endpoint, so the always-refused lists are checked first.
-const alwaysRefused = [
-  {
-    list: blockList(["169.254.0.0/16", "100.100.100.200"], ["fe80::/10", "fd00:ec2::254"]),
-    what: "a link-local/cloud metadata address",
-  },
-  { list: blockList(["0.0.0.0/8"], ["::"]), what: "an unspecified address" },
-];
-const privateOnly = [
-  { list: blockList(["127.0.0.0/8"], ["::1"]), what: "a loopback address" },
-  {
-    list: blockList(["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"], ["fc00::/7"]),
-    what: "a private network address",
-  },
-];
+/** An admin's allow-list of private destinations: CIDRs (or single addresses) and host names. */
+export interface AllowList {
+  networks: BlockList;
+  /** Exact names, or suffixes written as `.svc.cluster.local` / `*.svc.cluster.local`. */
+  hostnames: string[];
+}
 
-/** Why `address` (an IP literal) may not be connected to under `policy`, or null when it may. */
-export function refusalReason(address: string, policy: DestinationPolicy): string | null {
+/** Parses DELIVERY_ALLOWED_DESTINATIONS entries; throws naming the first entry it cannot read. */
+export function parseAllowList(entries: string[]): AllowList {
+  const networks = new BlockList();
+  const hostnames: string[] = [];
+  for (const entry of entries) {
+    const [network = "", prefix] = entry.split("/");
+    const family = isIP(network);
+    const type = family === 4 ? "ipv4" : "ipv6";
+    if (family !== 0 && prefix === undefined) networks.addAddress(network, type);
+    else if (family !== 0 && /^\d+$/.test(prefix ?? "") && Number(prefix) <= (family === 4 ? 32 : 128)) {
+      networks.addSubnet(network, Number(prefix), type);
+    } else if (/^(\*?\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/i.test(entry)) {
+      hostnames.push(entry.replace(/^\*/, "").toLowerCase());
+    } else {
+      throw new Error(`"${entry}" is neither a CIDR, an IP address nor a host name`);
+    }
+  }
+  return { networks, hostnames };
+}
+
+function allowListed(allowed: AllowList | undefined, ip: string, hostname: string | undefined): boolean {
+  if (!allowed) return false;
+  if (allowed.networks.check(ip, isIP(ip) === 4 ? "ipv4" : "ipv6")) return true;
+  const name = hostname?.toLowerCase().replace(/\.$/, "");
+  return (
+    name !== undefined &&
+    allowed.hostnames.some((entry) => (entry.startsWith(".") ? name.endsWith(entry) : name === entry))
+  );
+}
+
+/**
+ * Why `address` (an IP literal, reached through `hostname` when one was resolved) may not be connected
+ * to under `policy`, or null when it may.
+ */
+export function refusalReason(address: string, policy: DestinationPolicy, hostname?: string): string | null {
   const ip = address.replace(/%.*$/, ""); // an IPv6 zone id (fe80::1%eth0) does not change the range
-  const family = isIP(ip);
-  if (family === 0) return `${address} is not an IP address`;
-  const type = family === 4 ? "ipv4" : "ipv6";
-  for (const { list, what } of alwaysRefused) {
-    if (list.check(ip, type)) return `${address} is ${what}`;
-  }
-  if (policy.allowPrivateNetworks) return null;
-  for (const { list, what } of privateOnly) {
-    if (list.check(ip, type)) {
-      return `${address} is ${what} and private destinations are not allowed (set DELIVERY_ALLOW_PRIVATE_NETWORKS=true to allow them)`;
-    }
-  }
-  return null;
+  const range = classifyAddress(ip);
+  if (range === null) return null;
+  if (range.class === "refused") return `${address} is ${range.what}`;
+  if (policy.allowPrivateNetworks || allowListed(policy.allowed, ip, hostname)) return null;
+  return (
+    `${address} is ${range.what} and private destinations are not allowed ` +
+    "(an admin can allow them with DELIVERY_ALLOWED_DESTINATIONS or DELIVERY_ALLOW_PRIVATE_NETWORKS=true)"
+  );
 }
 
-function refusal(address: string, policy: DestinationPolicy): DestinationRefusedError | null {
-  const reason = refusalReason(address, policy);
+function refusal(
+  address: string,
+  policy: DestinationPolicy,
+  hostname?: string,
+): DestinationRefusedError | null {
+  const reason = refusalReason(address, policy, hostname);
   return reason === null ? null : new DestinationRefusedError(address, reason);
 }
 
@@ -82,7 +103,7 @@ export function guardedLookup(policy: DestinationPolicy): LookupFunction {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, "");
       for (const { address } of addresses) {
-        const refused = refusal(address, policy);
+        const refused = refusal(address, policy, hostname);
         if (refused) return callback(refused, "");
       }
       const [first] = addresses;

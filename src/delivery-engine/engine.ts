@@ -10,7 +10,7 @@ import { metrics } from "../metrics.js";
 import type { ProjectRow } from "../projects/store.js";
 import type { DeploymentEventType } from "../webhooks/event-types.js";
 import type { WebhookRow } from "../webhooks/store.js";
-import { createDeliveryAgent } from "./destination-policy.js";
+import { createDeliveryAgent, destinationPolicyOf } from "./destination-policy.js";
 import { createEnvelope } from "./envelope.js";
 import { claimSessionSettings, insertEventRecord, insertLeasedDelivery, recordOutcomes } from "./outbox.js";
 import { createSender, type DeliveryOutcome } from "./sender.js";
@@ -68,7 +68,7 @@ export function createDeliveryEngine(options: {
   // No per-origin connection cap: concurrency is bounded by the worker (globally and per webhook), and
   // a cap per origin would let one hanging webhook block others that share its host.
   const agent = createDeliveryAgent({
-    policy: { allowPrivateNetworks: config.allowPrivateNetworks },
+    policy: destinationPolicyOf(config),
     connectTimeoutMs: deliveryConnectTimeoutMs(config.timeoutMs),
   });
   const send = createSender({

@@ -1,6 +1,8 @@
 import { createHmac } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import { type Dispatcher, errors } from "undici";
+import { secretBox } from "../secrets/current.js";
+import { SecretDecryptionError } from "../secrets/secret-box.js";
 import { DestinationRefusedError } from "./destination-policy.js";
 
 export interface OutboundDelivery {
@@ -9,6 +11,7 @@ export interface OutboundDelivery {
   body: string;
   eventType: string;
   deliveryId: number | string;
+  /** The webhook's secret as stored (sealed); opened only to sign. */
   secret: string | null;
 }
 
@@ -131,7 +134,9 @@ export function createSender(opts: {
         "x-webhook-delivery": String(d.deliveryId),
         "x-webhook-timestamp": timestamp,
       };
-      if (d.secret !== null) headers["x-webhook-signature"] = signPayload(d.secret, timestamp, d.body);
+      if (d.secret !== null) {
+        headers["x-webhook-signature"] = signPayload(secretBox().open(d.secret), timestamp, d.body);
+      }
 
       // The dispatcher never follows redirects, so a 3xx is answered like any other non-2xx. The
       // timeout runs on undici's own per-request timer until the response head arrives (connecting
@@ -160,6 +165,10 @@ export function createSender(opts: {
     } catch (err) {
       if (timedOut || err instanceof errors.HeadersTimeoutError) {
         return outcome("timeout", timeoutMessage(d.url, opts.timeoutMs));
+      }
+      // Nothing was sent: a secret this replica cannot open must not go out unsigned.
+      if (err instanceof SecretDecryptionError) {
+        return outcome("refused", `Not sent: the webhook secret cannot be decrypted; ${err.message}.`);
       }
       const refused = findRefusal(err);
       if (refused) return outcome("refused", destinationRefusedMessage(d.url, refused.reason));

@@ -5,6 +5,7 @@ import { dashboardRoutes } from "../dashboard/static.js";
 import type { Pool } from "../db/pool.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
 import { registerDeliveryStatsRoutes } from "../deliveries/stats-routes.js";
+import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { registerDeploymentRoutes } from "../deployments/routes.js";
 import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
@@ -18,6 +19,7 @@ import { NotFoundError } from "./errors.js";
 import { registerHealthRoutes } from "./health.js";
 import { registerMetricsEndpoint } from "./metrics-endpoint.js";
 import { createRegistry, generateOpenApiDocument } from "./openapi.js";
+import { refuseOtherMethods } from "./route.js";
 
 export const requestBodyLimit = "64kb";
 
@@ -29,6 +31,7 @@ export interface AppDependencies {
   tokenReviewer?: KubernetesTokenReviewer | undefined;
   /** Serve the web dashboard at / (DASHBOARD_ENABLED). */
   dashboard: boolean;
+  destinationPolicy: DestinationPolicy;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -42,7 +45,14 @@ function requestLog(logger: Logger): RequestHandler {
   };
 }
 
-export function createApp({ pool, logger, engine, tokenReviewer, dashboard }: AppDependencies): Express {
+export function createApp({
+  pool,
+  logger,
+  engine,
+  tokenReviewer,
+  dashboard,
+  destinationPolicy,
+}: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
@@ -54,13 +64,14 @@ export function createApp({ pool, logger, engine, tokenReviewer, dashboard }: Ap
   const api = Router();
   api.use(authenticate(pool, tokenReviewer));
   api.use(express.json({ limit: requestBodyLimit }));
-  registerWebhookRoutes(api, registry, pool);
+  registerWebhookRoutes(api, registry, pool, destinationPolicy);
   registerTestEventRoutes(api, registry, pool, engine);
   registerDeliveryRoutes(api, registry, pool, engine);
   registerDeliveryStatsRoutes(api, registry, pool);
   registerProjectRoutes(api, registry, pool);
   registerDeploymentRoutes(api, registry, pool);
   registerApiKeyRoutes(api, registry, pool);
+  refuseOtherMethods(api);
   api.use((req) => {
     throw new NotFoundError(`No endpoint ${req.method} /api${req.path}.`);
   });

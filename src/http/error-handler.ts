@@ -1,7 +1,14 @@
 import type { ErrorRequestHandler } from "express";
 import { ZodError } from "zod";
 import type { Logger } from "../logger.js";
-import { ApiError, BadRequestError, InternalError, PayloadTooLargeError, ValidationError } from "./errors.js";
+import {
+  ApiError,
+  BadRequestError,
+  InternalError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  ValidationError,
+} from "./errors.js";
 
 /** Describes zod issues as `path: message` lines a user can act on. */
 export function validationErrorFrom(error: ZodError, where: string): ValidationError {
@@ -36,6 +43,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       logger.error({ err: error, method: req.method, path: req.path }, "unhandled error in request");
       apiError = new InternalError();
     }
+    if (apiError instanceof MethodNotAllowedError) res.set("Allow", apiError.allow);
     res.status(apiError.status).json(apiError.toJSON());
   };
 }

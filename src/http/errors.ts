@@ -52,6 +52,15 @@ export class NotFoundError extends ApiError {
   }
 }
 
+export class MethodNotAllowedError extends ApiError {
+  constructor(
+    message: string,
+    readonly allow: string,
+  ) {
+    super(405, "method_not_allowed", message);
+  }
+}
+
 export class ConflictError extends ApiError {
   constructor(message: string) {
     super(409, "conflict", message);

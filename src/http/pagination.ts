@@ -9,37 +9,53 @@ import { z } from "./openapi.js";
 const decimalInteger = /^-?\d+$/;
 
 /**
- * An integer query parameter. Query values are text, and only digits (with an optional minus) count:
- * a blank value, "1.5", "1e2" or "0x10" is a 400 rather than a number JavaScript would read into it.
+ * An integer query parameter. Query values are text, and only decimal digits (with an optional minus)
+ * count: a blank value, "1.5", "1e2" or "0x10" is a 400 rather than a number JavaScript would read into
+ * it. The number may be of any size here; each parameter then bounds or clamps it.
  */
-export function queryInteger(name: string) {
+function queryInteger(name: string) {
   return z.preprocess(
-    (value) => (typeof value === "string" && !decimalInteger.test(value) ? Number.NaN : value),
-    z.coerce.number({ error: `${name} must be an integer` }).int(`${name} must be an integer`),
+    (value) => (typeof value === "string" && decimalInteger.test(value) ? Number(value) : value),
+    z
+      .number({ error: `${name} must be an integer (decimal digits only)` })
+      .refine(Number.isInteger, `${name} must be an integer (decimal digits only)`),
   );
 }
 
-const clamp = (min: number, max: number) => (value: number) => Math.min(max, Math.max(min, value));
+/** Clamped, not refused (spec §4.2): even a 20-digit value is read as the bound it exceeds. */
+function clampedQueryInteger(name: string, min: number, max: number) {
+  return queryInteger(name)
+    .transform((value) => Math.min(max, Math.max(min, value)))
+    .openapi({ type: "integer" });
+}
 
-export const pageNumber = queryInteger("page")
-  .pipe(z.number().min(1, "page must be 1 or greater"))
-  .openapi({ description: "Page number, starting at 1", example: 1 });
+function boundedQueryInteger(name: string, min: number, max: number, messages: [string, string]) {
+  return queryInteger(name)
+    .pipe(z.number().min(min, messages[0]).max(max, messages[1]))
+    .openapi({ type: "integer", minimum: min, maximum: max });
+}
+
+export const pageNumber = boundedQueryInteger("page", 1, Number.MAX_SAFE_INTEGER, [
+  "page must be 1 or greater",
+  `page must be at most ${Number.MAX_SAFE_INTEGER}`,
+]).openapi({ description: "Page number, starting at 1", example: 1 });
 
 export const perPageQuery = z.object({
   page: pageNumber.default(1),
-  per_page: queryInteger("per_page")
-    .pipe(
-      z.number().min(1, "per_page must be between 1 and 100").max(100, "per_page must be between 1 and 100"),
-    )
+  per_page: boundedQueryInteger("per_page", 1, 100, [
+    "per_page must be between 1 and 100",
+    "per_page must be between 1 and 100",
+  ])
     .default(10)
     .openapi({ description: "Items per page, 1–100 (400 outside)", example: 10 }),
 });
 
-export const pageSize = queryInteger("page_size")
-  .transform(clamp(1, 100))
-  .openapi({ description: "Items per page; clamped to 1–100", example: 20 });
+export const pageSize = clampedQueryInteger("page_size", 1, 100).openapi({
+  description: "Items per page; any integer, clamped to 1–100",
+  example: 20,
+});
 
-export const deliveryLimit = queryInteger("limit")
-  .transform(clamp(1, 100))
-  .default(50)
-  .openapi({ description: "How many deliveries, newest first; default 50, clamped to 1–100", example: 50 });
+export const deliveryLimit = clampedQueryInteger("limit", 1, 100).default(50).openapi({
+  description: "How many deliveries, newest first; default 50; any integer, clamped to 1–100",
+  example: 50,
+});

@@ -3,7 +3,7 @@ import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { AuthContext } from "../api-keys/auth.js";
 import { validationErrorFrom } from "./error-handler.js";
-import { BadRequestError } from "./errors.js";
+import { BadRequestError, MethodNotAllowedError } from "./errors.js";
 import { errorResponseSchema } from "./openapi.js";
 
 type Method = "get" | "post" | "put" | "delete";
@@ -53,6 +53,29 @@ const commonErrors: Record<number, ResponseDefinition> = {
   401: { description: "Missing or invalid API key" },
   404: { description: "Unknown id, or an id of another project" },
 };
+
+// The methods each path of a router answers, for refuseOtherMethods.
+const methodsByPath = new WeakMap<Router, Map<string, string[]>>();
+
+/**
+ * Answers any other method on a known path with 405 and an Allow header (OPTIONS: 204 with Allow).
+ * Called once every route of the router is added: express matches in order, so these come last.
+ */
+export function refuseOtherMethods(router: Router): void {
+  for (const [path, methods] of methodsByPath.get(router) ?? []) {
+    const allow = methods.join(", ");
+    router.all(path, (req: Request, res: Response) => {
+      if (req.method === "OPTIONS") {
+        res.set("Allow", allow).status(204).end();
+        return;
+      }
+      throw new MethodNotAllowedError(
+        `${req.method} is not allowed on /api${req.path}; use ${allow}.`,
+        allow,
+      );
+    });
+  }
+}
 
 function parse<S extends z.ZodType>(schema: S | undefined, value: unknown, where: string): z.output<S> {
   if (!schema) return undefined as z.output<S>;
@@ -108,6 +131,9 @@ export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends 
   });
 
   const expressPath = route.path.replace(/\{(\w+)\}/g, ":$1");
+  const methods = methodsByPath.get(router) ?? new Map<string, string[]>();
+  methodsByPath.set(router, methods);
+  methods.set(expressPath, [...(methods.get(expressPath) ?? []), route.method.toUpperCase()]);
   router[route.method](expressPath, async (req: Request, res: Response) => {
     const params = parse(route.params, req.params, "path");
     const query = parse(route.query, req.query, "query");

@@ -2,28 +2,73 @@ import { z } from "./openapi.js";
 
 // Building blocks shared by every feature's schemas.
 
-export const idParam = (name: string) =>
-  z.coerce
-    .number({ error: `${name} must be a number` })
+const decimalDigits = /^\d+$/;
+
+/** A positive integer id as a JSON number (request bodies). */
+export const positiveId = (name: string) =>
+  z
+    .number({ error: `${name} must be a positive integer` })
     .int(`${name} must be a positive integer`)
     .min(1, `${name} must be a positive integer`)
-    .max(Number.MAX_SAFE_INTEGER, `${name} is out of range`)
-    .openapi({ param: { name, in: "path" }, type: "integer", example: 1 });
+    .max(Number.MAX_SAFE_INTEGER, `${name} is out of range (at most ${Number.MAX_SAFE_INTEGER})`);
+
+/**
+ * A positive integer id in the path. Path values are text and only decimal digits count: "1e2", "0x10",
+ * " 1" or "1.5" are a 400, never a number JavaScript would read into them.
+ */
+export const idParam = (name: string) =>
+  z
+    .preprocess(
+      (value) => (typeof value === "string" && decimalDigits.test(value) ? Number(value) : value),
+      positiveId(name),
+    )
+    .openapi({
+      param: { name, in: "path" },
+      type: "integer",
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      example: 1,
+    });
 
 export const projectParams = z.object({ project_id: idParam("project_id") });
+
+// The form an accepted URL takes, also published as the schema's `pattern` so the OpenAPI document
+// describes exactly what is accepted: http(s); a host name whose last label starts with a letter, a
+// dotted IPv4 address or a bracketed IPv6 one (the forms URL parsing agrees with); an optional port;
+// printable ASCII after it; no credentials (user:password@ would be shown by every read of the webhook
+// and in error messages; a receiver authenticates deliveries by their signature instead).
+const octet = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+const ipv4 = `(${octet}\\.){3}${octet}`;
+const h16 = "[0-9A-Fa-f]{1,4}";
+const ipv6 = [
+  `(${h16}:){7}${h16}`,
+  `(${h16}:){1,7}:`,
+  `(${h16}:){1,6}:${h16}`,
+  `(${h16}:){1,5}(:${h16}){1,2}`,
+  `(${h16}:){1,4}(:${h16}){1,3}`,
+  `(${h16}:){1,3}(:${h16}){1,4}`,
+  `(${h16}:){1,2}(:${h16}){1,5}`,
+  `${h16}:(:${h16}){1,6}`,
+  `:((:${h16}){1,7}|:)`,
+  `(${h16}:){6}${ipv4}`,
+  `::(${h16}:){0,5}${ipv4}`,
+  `(${h16}:){1,5}:(${h16}:){0,4}${ipv4}`,
+].join("|");
+const hostName = "([A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*\\.?";
+const port = "(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})";
+const httpUrlPattern = new RegExp(
+  `^[Hh][Tt][Tt][Pp][Ss]?://(${hostName}|${ipv4}|\\[(${ipv6})\\])(:${port})?([/?#][!-~]*)?$`,
+);
 
 export const httpUrl = (field: string) =>
   z
     .string({ error: `${field} must be a string` })
-    .max(2048, `${field} must be at most 2048 characters`)
-    .refine((value) => {
-      try {
-        const url = new URL(value);
-        return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
-      } catch {
-        return false;
-      }
-    }, `${field} must be an absolute http:// or https:// URL`);
+    .max(2048, { error: `${field} must be at most 2048 characters`, abort: true })
+    .regex(httpUrlPattern, {
+      error: `${field} must be an absolute http:// or https:// URL without credentials (user:password@) or spaces`,
+      abort: true,
+    })
+    .refine((value) => URL.canParse(value), `${field} is not a valid URL`);
 
 export const isoTimestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T05:29:33.123Z" });
 

@@ -1,6 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
+import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
 import { NotFoundError } from "../http/errors.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
@@ -15,13 +16,24 @@ import {
   webhookParams,
   webhookSchema,
 } from "./schemas.js";
-import { assertNotOwnedByResource, requireProject, requireWebhook, toWebhookJson } from "./service.js";
+import {
+  assertDestinationAllowed,
+  assertNotOwnedByResource,
+  requireProject,
+  requireWebhook,
+  toWebhookJson,
+} from "./service.js";
 import { deleteWebhook, insertWebhook, listWebhooks, listWebhooksPage, updateWebhook } from "./store.js";
 
 const tag = "Webhooks";
 const pageSizeDefault = 20;
 
-export function registerWebhookRoutes(router: Router, registry: OpenAPIRegistry, pool: Pool): void {
+export function registerWebhookRoutes(
+  router: Router,
+  registry: OpenAPIRegistry,
+  pool: Pool,
+  destinationPolicy: DestinationPolicy,
+): void {
   addRoute(router, registry, {
     method: "get",
     path: "/webhook-event-types",
@@ -45,9 +57,13 @@ export function registerWebhookRoutes(router: Router, registry: OpenAPIRegistry,
     summary: "Create a webhook (endpoint 2)",
     params: projectParams,
     body: createWebhookBody,
-    responses: { 201: { description: "The created webhook", schema: webhookSchema } },
+    responses: {
+      201: { description: "The created webhook", schema: webhookSchema },
+      403: { description: "The url's IP address is a destination deliveries may not reach" },
+    },
     handler: async ({ params, body, auth }) => {
       await requireProject(pool, auth, params.project_id);
+      assertDestinationAllowed(body.url, destinationPolicy);
       const row = await insertWebhook(pool, {
         projectId: params.project_id,
         url: body.url,
@@ -110,10 +126,12 @@ export function registerWebhookRoutes(router: Router, registry: OpenAPIRegistry,
     body: updateWebhookBody,
     responses: {
       200: { description: "The updated webhook", schema: webhookSchema },
+      403: { description: "The url's IP address is a destination deliveries may not reach" },
       409: { description: "The webhook is managed by a Kubernetes Webhook resource" },
     },
     handler: async ({ params, body, auth }) => {
       assertNotOwnedByResource(await requireWebhook(pool, auth, params.project_id, params.webhook_id));
+      if (body.url !== undefined) assertDestinationAllowed(body.url, destinationPolicy);
       const row = await updateWebhook(pool, params.project_id, params.webhook_id, body);
       if (!row)
         throw new NotFoundError(`Webhook ${params.webhook_id} not found in project ${params.project_id}.`);

@@ -8,9 +8,13 @@ export const webhookParams = z.object({
   webhook_id: idParam("webhook_id"),
 });
 
+// Only a short string is quoted back: a hostile value (an array nested thousands deep, a huge string)
+// must not be serialised into the message, where JSON.stringify could throw or bloat the answer.
 const eventName = z.enum(eventTypeNames, {
   error: (issue) =>
-    `unknown event type ${JSON.stringify(issue.input)}; valid event types are: ${eventTypeNames.join(", ")}`,
+    typeof issue.input === "string" && issue.input.length <= 100
+      ? `unknown event type ${JSON.stringify(issue.input)}; valid event types are: ${eventTypeNames.join(", ")}`
+      : `each event type must be one of: ${eventTypeNames.join(", ")}`,
 });
 
 const events = z

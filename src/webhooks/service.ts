@@ -1,6 +1,9 @@
+import { isIP } from "node:net";
 import type { AuthContext } from "../api-keys/auth.js";
 import type { Queryable } from "../db/pool.js";
-import { ConflictError, NotFoundError } from "../http/errors.js";
+import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
+import { refusalReason } from "../delivery-engine/destination-policy.js";
+import { ApiError, ConflictError, NotFoundError } from "../http/errors.js";
 import { iso } from "../http/schemas.js";
 import { authorizeProject } from "../projects/access.js";
 import type { ProjectRow } from "../projects/store.js";
@@ -54,6 +57,20 @@ export function assertNotOwnedByResource(webhook: WebhookRow): void {
       `Webhook ${webhook.id} is managed by the Kubernetes resource Webhook ${webhook.owner}; ` +
         "change or delete that resource instead (kubectl edit/delete webhook).",
     );
+  }
+}
+
+/**
+ * A URL whose host is an IP literal the delivery policy refuses is a 403 at once: well-formed, but a
+ * destination this install does not deliver to. Host names are judged when a delivery connects (their
+ * addresses can change), so the check there stays the rule.
+ */
+export function assertDestinationAllowed(url: string, policy: DestinationPolicy): void {
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+  if (isIP(host) === 0) return;
+  const reason = refusalReason(host, policy);
+  if (reason !== null) {
+    throw new ApiError(403, "destination_refused", `url is refused as a delivery destination: ${reason}.`);
   }
 }
 

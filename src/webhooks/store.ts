@@ -1,10 +1,13 @@
 import { type PageRequest, selectPage } from "../db/page.js";
 import type { Queryable } from "../db/pool.js";
+import { forgetWebhookSeries } from "../metrics.js";
+import { secretBox } from "../secrets/current.js";
 
 export interface WebhookRow {
   id: number;
   project_id: number;
   url: string;
+  /** The signing secret sealed with the secret keys (src/secrets); the sender opens it. */
   secret: string | null;
   events: string[];
   enabled: boolean;
@@ -53,9 +56,13 @@ export async function findWebhook(
   return rows[0];
 }
 
+/** Secrets are sealed here, on the way in: every writer (API, operator) passes clear text. */
+const sealed = (secret: string | null): string | null => (secret === null ? null : secretBox().seal(secret));
+
 export interface NewWebhook {
   projectId: number;
   url: string;
+  /** Clear text; stored sealed. */
   secret: string | null;
   events: string[];
   enabled: boolean;
@@ -64,9 +71,16 @@ export interface NewWebhook {
 
 export async function insertWebhook(db: Queryable, webhook: NewWebhook): Promise<WebhookRow> {
   const { rows } = await db.query<WebhookRow>(
-    `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
-    [webhook.projectId, webhook.url, webhook.secret, webhook.events, webhook.enabled, webhook.owner ?? null],
+    `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted)
+     VALUES ($1, $2, $3, $4, $5, $6, true) RETURNING ${columns}`,
+    [
+      webhook.projectId,
+      webhook.url,
+      sealed(webhook.secret),
+      webhook.events,
+      webhook.enabled,
+      webhook.owner ?? null,
+    ],
   );
   return rows[0] as WebhookRow;
 }
@@ -95,6 +109,7 @@ export async function updateWebhook(
        events = COALESCE($4, events),
        enabled = COALESCE($5, enabled),
        secret = CASE WHEN $6 THEN $7 ELSE secret END,
+       secret_encrypted = CASE WHEN $6 THEN true ELSE secret_encrypted END,
        updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
      WHERE project_id = $1 AND id = $2
      RETURNING ${columns}`,
@@ -105,7 +120,7 @@ export async function updateWebhook(
       changes.events ?? null,
       changes.enabled ?? null,
       changes.secret !== undefined,
-      changes.secret ?? null,
+      sealed(changes.secret ?? null),
     ],
   );
   return rows[0];
@@ -116,38 +131,71 @@ export async function deleteWebhook(db: Queryable, projectId: number, id: number
     projectId,
     id,
   ]);
+  if (rowCount === 1) await forgetWebhookSeries(id);
   return rowCount === 1;
 }
 
 /**
  * The webhook a Kubernetes Webhook resource (owner "namespace/name") declares, created or brought in
- * line. Not `INSERT … ON CONFLICT DO UPDATE`: that draws an identity value on every call, and reconciles
- * run often, so the ids users see would jump (1 → 40 → 55). The INSERT runs only when no row is owned
- * yet; of two racing first reconciles one inserts and the other finds its row on the second pass.
+ * line. Reconciles run often, so this writes only what changed:
+ * - not `INSERT … ON CONFLICT`: that draws an identity value on every call, and the ids users see
+ *   would jump (1 → 40 → 55). The INSERT runs only when no row is owned yet; of two racing first
+ *   reconciles one inserts and the other finds its row on the next pass;
+ * - the secret is compared in clear: sealing uses a fresh nonce, so a sealed secret never equals the
+ *   stored one, and comparing those would rewrite the row (and move updated_at) on every reconcile.
  */
 export async function upsertOwnedWebhook(
   db: Queryable,
   webhook: NewWebhook & { owner: string },
 ): Promise<WebhookRow> {
   for (;;) {
-    const { rows } = await db.query<WebhookRow>(
-      `WITH existing AS (SELECT ${columns} FROM webhooks WHERE owner = $6),
-       updated AS (
-         UPDATE webhooks
-            SET project_id = $1, url = $2, secret = $3, events = $4, enabled = $5,
+    const found = await db.query<WebhookRow>(`SELECT ${columns} FROM webhooks WHERE owner = $1`, [
+      webhook.owner,
+    ]);
+    const existing = found.rows[0];
+    if (existing) {
+      const sameSecret =
+        (existing.secret === null ? null : secretBox().open(existing.secret)) === webhook.secret;
+      const unchanged =
+        sameSecret &&
+        existing.project_id === webhook.projectId &&
+        existing.url === webhook.url &&
+        existing.enabled === webhook.enabled &&
+        existing.events.join("\n") === webhook.events.join("\n");
+      if (unchanged) return existing;
+      const { rows } = await db.query<WebhookRow>(
+        `UPDATE webhooks
+            SET project_id = $2, url = $3, events = $4, enabled = $5,
+                secret = CASE WHEN $6 THEN secret ELSE $7 END, secret_encrypted = true,
                 updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
-          WHERE owner = $6
-            AND (project_id, url, secret, events, enabled) IS DISTINCT FROM ($1, $2, $3, $4::text[], $5)
-          RETURNING ${columns}),
-       inserted AS (
-         INSERT INTO webhooks (project_id, url, secret, events, enabled, owner)
-         SELECT $1, $2, $3, $4, $5, $6 WHERE NOT EXISTS (SELECT 1 FROM existing)
-         ON CONFLICT (owner) DO NOTHING
-         RETURNING ${columns})
-       SELECT * FROM updated
-       UNION ALL SELECT * FROM existing WHERE NOT EXISTS (SELECT 1 FROM updated)
-       UNION ALL SELECT * FROM inserted`,
-      [webhook.projectId, webhook.url, webhook.secret, webhook.events, webhook.enabled, webhook.owner],
+          WHERE owner = $1
+          RETURNING ${columns}`,
+        [
+          webhook.owner,
+          webhook.projectId,
+          webhook.url,
+          webhook.events,
+          webhook.enabled,
+          sameSecret,
+          sameSecret ? null : sealed(webhook.secret),
+        ],
+      );
+      if (rows[0]) return rows[0];
+      continue; // deleted meanwhile: start over
+    }
+    const { rows } = await db.query<WebhookRow>(
+      `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted)
+       VALUES ($1, $2, $3, $4, $5, $6, true)
+       ON CONFLICT (owner) DO NOTHING
+       RETURNING ${columns}`,
+      [
+        webhook.projectId,
+        webhook.url,
+        sealed(webhook.secret),
+        webhook.events,
+        webhook.enabled,
+        webhook.owner,
+      ],
     );
     if (rows[0]) return rows[0];
   }
@@ -178,14 +226,18 @@ export async function pauseOwnedWebhook(db: Queryable, owner: string): Promise<W
  * or whose finalizer was removed by hand. Returns how many went.
  */
 export async function deleteWebhooksOfMissingOwners(db: Queryable, owners: string[]): Promise<number> {
-  const { rowCount } = await db.query(
-    "DELETE FROM webhooks WHERE owner IS NOT NULL AND NOT (owner = ANY($1::text[]))",
+  const { rows } = await db.query<{ id: number }>(
+    "DELETE FROM webhooks WHERE owner IS NOT NULL AND NOT (owner = ANY($1::text[])) RETURNING id",
     [owners],
   );
-  return rowCount ?? 0;
+  for (const { id } of rows) await forgetWebhookSeries(id);
+  return rows.length;
 }
 
 export async function deleteOwnedWebhook(db: Queryable, owner: string): Promise<boolean> {
-  const { rowCount } = await db.query("DELETE FROM webhooks WHERE owner = $1", [owner]);
-  return rowCount === 1;
+  const { rows } = await db.query<{ id: number }>("DELETE FROM webhooks WHERE owner = $1 RETURNING id", [
+    owner,
+  ]);
+  for (const { id } of rows) await forgetWebhookSeries(id);
+  return rows.length === 1;
 }

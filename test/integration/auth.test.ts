@@ -9,6 +9,7 @@ import { migrate } from "../../src/db/migrate.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import { createLogger } from "../../src/logger.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { useTestSecretKeys } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;
@@ -193,8 +194,8 @@ describe("admin and project-scoped keys", () => {
     const response = await service.api("POST", "/api-keys", {
       body: { name: "ghost", project_ids: [projectA, 987654] },
     });
-    expect(response.status).toBe(400);
-    expect(response.body.error).toEqual({ code: "bad_request", message: "Unknown project ids: 987654." });
+    expect(response.status).toBe(404);
+    expect(response.body.error).toEqual({ code: "not_found", message: "Unknown project ids: 987654." });
     const after = await service.pool.query("SELECT count(*)::int AS n FROM api_keys");
     expect(after.rows[0].n).toBe(before.rows[0].n);
   });
@@ -328,9 +329,13 @@ describe("webhook secrets are write-only", () => {
     expect(replaced.text).not.toContain(replacement);
     expect((await service.api("GET", `${base}/${id}`)).text).not.toContain(replacement);
 
-    // It is stored (deliveries are signed with it), just never returned.
-    const { rows } = await service.pool.query("SELECT secret FROM webhooks WHERE id = $1", [id]);
-    expect(rows).toEqual([{ secret: replacement }]);
+    // It is stored (deliveries are signed with it), encrypted, and never returned.
+    const { rows } = await service.pool.query<{ secret: string }>(
+      "SELECT secret FROM webhooks WHERE id = $1",
+      [id],
+    );
+    expect(rows[0]?.secret).not.toContain(replacement);
+    expect(useTestSecretKeys().open(rows[0]?.secret ?? "")).toBe(replacement);
   });
 });
 

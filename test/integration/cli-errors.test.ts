@@ -311,7 +311,7 @@ describe("API errors exit 1 with the server's message and status", () => {
   it("an invalid URL: the server's 400", async () => {
     const stderr = await fails(1, ["webhooks", "update", ...ids(), "--url", "ftp://example.com"]);
     expect(stderr).toBe(
-      "error: Invalid request: body.url: url must be an absolute http:// or https:// URL (HTTP 400, validation_failed)\n",
+      "error: Invalid request: body.url: url must be an absolute http:// or https:// URL without credentials (user:password@) or spaces (HTTP 400, validation_failed)\n",
     );
   });
 

@@ -133,3 +133,29 @@ describe("the dashboard and the alerts against a live /metrics scrape", () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe("the webhook_id label", () => {
+  it("loses a webhook's series when the webhook is deleted", async () => {
+    const project = await service.api("POST", "/projects", { body: { name: "Doomed", slug: "doomed" } });
+    const webhook = await service.api("POST", `/projects/${project.body.id}/webhooks`, {
+      body: { url: `${receiver.url}/doomed`, events: ["deployment.failed"] },
+    });
+    const series = new RegExp(
+      `^webhook_operator_deliveries_total\\{[^}]*webhook_id="${webhook.body.id}"`,
+      "m",
+    );
+    await withTransaction(service.pool, (client) =>
+      emitEvent(client, { eventType: "deployment.failed", projectId: project.body.id, payload: {} }),
+    );
+    await eventually(async () =>
+      series.test(await (await fetch(`${service.baseUrl}/metrics`)).text()) ? true : undefined,
+    );
+
+    const deleted = await service.api("DELETE", `/projects/${project.body.id}/webhooks/${webhook.body.id}`);
+    expect(deleted.status).toBe(204);
+    const after = await (await fetch(`${service.baseUrl}/metrics`)).text();
+    expect(after).not.toMatch(series);
+    // The other webhook's series stay.
+    expect(after).toMatch(/^webhook_operator_deliveries_total\{[^}]*outcome="success"[^}]*\} [1-9]/m);
+  });
+});

@@ -5,6 +5,7 @@ import type { Express } from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
+import { destinationPolicyOf } from "../../src/delivery-engine/destination-policy.js";
 import { createDeliveryEngine } from "../../src/delivery-engine/engine.js";
 import { createApp } from "../../src/http/app.js";
 import { createLogger } from "../../src/logger.js";
@@ -68,7 +69,13 @@ function documentedOperations(document: any): Operation[] {
 function appFor(pool: Pool, databaseUrl: string): Express {
   const config = loadConfig({ LOG_LEVEL: "silent" });
   const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
-  return createApp({ pool, logger, engine, dashboard: false });
+  return createApp({
+    pool,
+    logger,
+    engine,
+    dashboard: false,
+    destinationPolicy: destinationPolicyOf(config.delivery),
+  });
 }
 
 const key = (operation: Operation) => `${operation.method.toUpperCase()} ${operation.path}`;

@@ -1,5 +1,5 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -58,9 +58,14 @@ afterAll(() => database.drop());
 
 describe("serve", () => {
   it("says in one line that it runs without a cluster, serves, and stops cleanly on SIGTERM", async () => {
-    const served = serve({ DATABASE_URL: database.url, API_KEY: "serve-test-admin-key-1234" }, [
-      "--no-kubernetes",
-    ]);
+    const served = serve(
+      {
+        DATABASE_URL: database.url,
+        API_KEY: "serve-test-admin-key-1234",
+        SECRET_ENCRYPTION_KEYS: Buffer.alloc(32, 1).toString("base64"),
+      },
+      ["--no-kubernetes"],
+    );
     const url = await listening(served);
     expect(served.output()).toContain(
       "no Kubernetes cluster configured: running the API and delivery workers only",
@@ -89,6 +94,11 @@ describe("serve", () => {
         body: JSON.stringify({ name: "Kept", slug: "kept" }),
       });
       expect(created.status).toBe(201);
+      // Standalone says what it left open and where the secret encryption key it generated lives.
+      expect(first.output()).toContain("may reach loopback and private networks");
+      expect(first.output()).toContain("encrypted with a key kept in DATA_DIR");
+      const keyFile = await stat(path.join(dataDir, "secret-encryption-keys"));
+      expect(keyFile.mode & 0o777).toBe(0o600);
       expect(await stopped(first)).toBe(0);
 
       const second = serve(env);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestSecretKeys } from "../support/secret-keys.js";
 import type { ApiCallOptions, ApiResponse } from "../support/service.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -30,6 +31,12 @@ async function webhookCount(): Promise<number> {
 async function webhookRow(id: number): Promise<Record<string, unknown> | undefined> {
   const { rows } = await service.pool.query("SELECT * FROM webhooks WHERE id = $1", [id]);
   return rows[0];
+}
+
+/** The webhook's secret as stored, opened with the test key (it is stored encrypted). */
+async function storedSecret(id: number): Promise<string | null> {
+  const secret = (await webhookRow(id))?.secret as string | null | undefined;
+  return secret ? useTestSecretKeys().open(secret) : (secret ?? null);
 }
 
 function expectErrorShape(response: ApiResponse, status: number, code?: string) {
@@ -186,7 +193,7 @@ describe("POST /projects/{project_id}/webhooks: accepted input", () => {
   it("reports has_secret true when a secret is given", async () => {
     const body = await createWebhook(projectA, { secret: "a-secret" });
     expect(body.has_secret).toBe(true);
-    expect((await webhookRow(body.id))?.secret).toBe("a-secret");
+    expect(await storedSecret(body.id)).toBe("a-secret");
   });
 
   it("deduplicates repeated event names", async () => {
@@ -235,7 +242,8 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
       enabled: true,
       has_secret: true,
     });
-    expect(await webhookRow(created.id)).toMatchObject({ url: "https://example.com/two", secret: "s1" });
+    expect(await webhookRow(created.id)).toMatchObject({ url: "https://example.com/two" });
+    expect(await storedSecret(created.id)).toBe("s1");
 
     const events = await service.api("PUT", `/projects/${projectA}/webhooks/${created.id}`, {
       body: { events: ["email.bounced", "email.bounced"] },
@@ -254,14 +262,14 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
 
   it("replaces the secret when one is supplied and removes it with null", async () => {
     const created = await createWebhook(projectA, { secret: "old-secret" });
-    expect((await webhookRow(created.id))?.secret).toBe("old-secret");
+    expect(await storedSecret(created.id)).toBe("old-secret");
 
     const replaced = await service.api("PUT", `/projects/${projectA}/webhooks/${created.id}`, {
       body: { secret: "new-secret" },
     });
     expect(replaced.status).toBe(200);
     expect(replaced.body.has_secret).toBe(true);
-    expect((await webhookRow(created.id))?.secret).toBe("new-secret");
+    expect(await storedSecret(created.id)).toBe("new-secret");
 
     const removed = await service.api("PUT", `/projects/${projectA}/webhooks/${created.id}`, {
       body: { secret: null },
@@ -274,7 +282,7 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
       body: { secret: "third" },
     });
     expect(added.body.has_secret).toBe(true);
-    expect((await webhookRow(created.id))?.secret).toBe("third");
+    expect(await storedSecret(created.id)).toBe("third");
   });
 
   it("moves updated_at strictly forward across 5 rapid consecutive updates", async () => {

@@ -6,6 +6,7 @@ import { createLogger } from "../../src/logger.js";
 import type { RunningOperator } from "../../src/operator/operator.js";
 import { startService } from "../../src/service.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
+import { testSecretKey } from "./secret-keys.js";
 
 export interface TestService {
   baseUrl: string;
@@ -47,6 +48,7 @@ export async function startTestService(
   const config = loadConfig({
     DATABASE_URL: database.url,
     API_KEY: adminKey,
+    SECRET_ENCRYPTION_KEYS: testSecretKey,
     HOST: "127.0.0.1",
     PORT: "0",
     LOG_LEVEL: "silent",

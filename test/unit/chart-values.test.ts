@@ -81,12 +81,18 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
         "apiKey.existingSecret": "my-key",
         "apiKey.existingSecretKey": "token",
         "postgres.auth.existingSecret": "my-pg",
+        "secretEncryption.existingSecret": "my-keys",
+        "secretEncryption.existingSecretKey": "aes",
       });
       expect(kindsOf(objects)).not.toContain("Secret");
       const pod = only(objects, "Deployment").spec.template.spec;
       expect(pod.volumes.find((v: KubeObject) => v.name === "api-key").secret).toEqual({
         secretName: "my-key",
         items: [{ key: "token", path: "api-key" }],
+      });
+      expect(pod.volumes.find((v: KubeObject) => v.name === "secret-keys").secret).toEqual({
+        secretName: "my-keys",
+        items: [{ key: "aes", path: "keys" }],
       });
       const password = pod.containers[0].env.find((e: KubeObject) => e.name === "DATABASE_PASSWORD");
       expect(password.valueFrom.secretKeyRef).toEqual({ name: "my-pg", key: "password" });

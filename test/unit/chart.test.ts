@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
+import { parseKeys } from "../../src/secrets/secret-box.js";
 import {
   environmentOf,
   type KubeObject,
@@ -60,7 +61,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       return { objects, deployment, pod, container: pod.containers[0] as KubeObject };
     });
 
-    it("renders the operator, its RBAC, the bundled Postgres and the two generated Secrets, nothing else", () => {
+    it("renders the operator, its RBAC, the bundled Postgres and the three generated Secrets, nothing else", () => {
       const { objects } = rendered();
       expect(kindsOf(objects)).toEqual([
         "ClusterRole",
@@ -72,6 +73,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "PodDisruptionBudget",
         "Role",
         "RoleBinding",
+        "Secret",
         "Secret",
         "Secret",
         "Service",
@@ -140,8 +142,8 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       const { container } = rendered();
       const env = environmentOf(container);
       // HOST keeps its default (all interfaces); the embedded Postgres settings do not apply (the chart
-      // always sets DATABASE_URL); the key comes as a file (API_KEY_FILE), not in the environment.
-      const notSet = ["HOST", "DATA_DIR", "EMBEDDED_POSTGRES_PORT", "API_KEY"];
+      // always sets DATABASE_URL); the keys come as files (API_KEY_FILE, SECRET_ENCRYPTION_KEYS_FILE).
+      const notSet = ["HOST", "DATA_DIR", "EMBEDDED_POSTGRES_PORT", "API_KEY", "SECRET_ENCRYPTION_KEYS"];
       const expected = configVariables().filter((variable) => !notSet.includes(variable));
       expect(expected.length).toBeGreaterThan(20);
       expect(Object.keys(env)).toEqual(expect.arrayContaining(expected));
@@ -152,7 +154,23 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       expect(config.database.url).toBe(
         `postgres://webhook_operator:secretvalue0123456789@${name}-postgres:5432/webhook_operator`,
       );
-      expect(config.delivery).toMatchObject({ workers: true, concurrency: 64, allowPrivateNetworks: true });
+      // Private destinations are refused by default in a cluster: any project's key could reach services.
+      expect(config.delivery).toMatchObject({ workers: true, concurrency: 64, allowPrivateNetworks: false });
+      expect(config.delivery.allowedDestinations).toBeUndefined();
+    });
+
+    it("passes the allow-list of private destinations as DELIVERY_ALLOWED_DESTINATIONS", () => {
+      const objects = render({
+        "config.delivery.allowedDestinations[0]": "10.96.0.0/12",
+        "config.delivery.allowedDestinations[1]": ".team-a.svc.cluster.local",
+      });
+      const env = environmentOf(only(objects, "Deployment").spec.template.spec.containers[0]);
+      expect(env.DELIVERY_ALLOWED_DESTINATIONS).toBe("10.96.0.0/12,.team-a.svc.cluster.local");
+      const config = loadConfig({ ...env, DATABASE_URL: "postgres://u:p@db:5432/wo" });
+      expect(config.delivery.allowedDestinations?.entries).toEqual([
+        "10.96.0.0/12",
+        ".team-a.svc.cluster.local",
+      ]);
     });
 
     it.each([
@@ -246,6 +264,21 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       expect(`${mount.mountPath}/api-key`).toBe(environmentOf(container).API_KEY_FILE);
     });
 
+    it("generates the secret encryption key into a kept Secret, mounted as SECRET_ENCRYPTION_KEYS_FILE", () => {
+      const { objects, pod, container } = rendered();
+      const secret = only(objects, "Secret", `${name}-secret-keys`);
+      expect(secret.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");
+      const keys = Buffer.from(secret.data.keys, "base64").toString();
+      expect(parseKeys(keys)).toHaveLength(1);
+      const volume = pod.volumes.find((v: KubeObject) => v.name === "secret-keys");
+      expect(volume.secret).toEqual({
+        secretName: secret.metadata.name,
+        items: [{ key: "keys", path: "keys" }],
+      });
+      const mount = container.volumeMounts.find((m: KubeObject) => m.name === "secret-keys");
+      expect(`${mount.mountPath}/keys`).toBe(environmentOf(container).SECRET_ENCRYPTION_KEYS_FILE);
+    });
+
     it("runs the bundled Postgres from the official image on a volume, with a generated password", () => {
       const { objects, pod, container } = rendered();
       const statefulSet = only(objects, "StatefulSet");
@@ -268,7 +301,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
     it("renders a new random key and password each time: lookup needs a live cluster", () => {
       const { objects } = rendered();
       const again = render();
-      for (const secretName of [`${name}-api-key`, `${name}-postgres`]) {
+      for (const secretName of [`${name}-api-key`, `${name}-postgres`, `${name}-secret-keys`]) {
         expect(only(again, "Secret", secretName).data).not.toEqual(only(objects, "Secret", secretName).data);
       }
     });

@@ -88,9 +88,23 @@ describe("loadConfig", () => {
     ["LOG_LEVEL", "verbose"],
     ["DATABASE_POOL_SIZE", "0"],
     ["API_KEY", "short"],
+    ["DELIVERY_ALLOWED_DESTINATIONS", "10.0.0.0/33"],
+    ["DELIVERY_ALLOWED_DESTINATIONS", "http://svc.local"],
   ])("rejects %s=%s with a ConfigError naming the variable", (name, value) => {
     const error = configError({ [name]: value });
     expect(error.message).toContain(name);
+  });
+
+  it("reads DELIVERY_ALLOWED_DESTINATIONS as a comma-separated allow-list", () => {
+    const { allowedDestinations } = loadConfig({
+      DELIVERY_ALLOWED_DESTINATIONS: " 10.96.0.0/12, ,fd00::1,.svc.cluster.local ",
+    }).delivery;
+    expect(allowedDestinations?.entries).toEqual(["10.96.0.0/12", "fd00::1", ".svc.cluster.local"]);
+    expect(allowedDestinations?.list.networks.check("10.100.1.1", "ipv4")).toBe(true);
+    expect(allowedDestinations?.list.hostnames).toEqual([".svc.cluster.local"]);
+    expect(configError({ DELIVERY_ALLOWED_DESTINATIONS: "a b" }).message).toContain(
+      '"a b" is neither a CIDR, an IP address nor a host name',
+    );
   });
 
   it("names every bad variable in one error", () => {

@@ -8,6 +8,7 @@ import {
   createDeliveryAgent,
   DestinationRefusedError,
   guardedLookup,
+  parseAllowList,
   refusalReason,
 } from "../../src/delivery-engine/destination-policy.js";
 
@@ -49,7 +50,42 @@ describe("refusalReason", () => {
     ["100.63.255.255", false, false],
     ["100.128.0.1", false, false],
     ["169.253.255.255", false, false],
-    ["fec0::1", false, false],
+    ["fec0::1", true, false],
+    // Added ranges: reserved, multicast, benchmark, protocol assignments, documentation.
+    ["0.1.2.3", true, true],
+    ["192.0.0.192", true, true],
+    ["192.0.0.8", true, true],
+    ["192.0.2.1", true, true],
+    ["198.18.0.1", true, true],
+    ["198.19.255.255", true, true],
+    ["198.51.100.7", true, true],
+    ["203.0.113.9", true, true],
+    ["224.0.0.1", true, true],
+    ["239.255.255.250", true, true],
+    ["240.0.0.1", true, true],
+    ["255.255.255.255", true, true],
+    ["ff02::1", true, true],
+    ["FF05::2", true, true],
+    ["100::1", true, true],
+    ["2001:db8::1", true, true],
+    ["::a9fe:a9fe", true, true],
+    ["::10.0.0.1", true, true],
+    ["64:ff9b:1::a", true, true],
+    // IPv4 carried inside IPv6: judged by the IPv4 address.
+    ["64:ff9b::a9fe:a9fe", true, true],
+    ["64:ff9b::169.254.169.254", true, true],
+    ["64:ff9b::7f00:1", true, false],
+    ["64:ff9b::a00:5", true, false],
+    ["64:ff9b::808:808", false, false],
+    ["2002:a9fe:a9fe::1", true, true],
+    ["2002:7f00:1::", true, false],
+    ["2002:c0a8:101::1", true, false],
+    ["2002:808:808::1", false, false],
+    ["2001:0:4136:e378:8000:63bf:5601:5601", true, true], // Teredo client 169.254.169.254 (bits inverted)
+    ["2001:0:a9fe:a9fe::1", true, true], // Teredo server 169.254.169.254
+    ["2001:0:4136:e378:8000:63bf:f7f7:f7f7", false, false], // Teredo client 8.8.8.8
+    ["::ffff:0:a9fe:a9fe", false, false], // SIIT "IPv4-translated" form is not a special range
+    ["::ffff:a00:5", true, false],
     ["2001:4860:4860::8888", false, false],
     ["::ffff:8.8.8.8", false, false],
   ];
@@ -67,11 +103,53 @@ describe("refusalReason", () => {
       "169.254.169.254 is a link-local/cloud metadata address",
     );
     expect(refusalReason("10.0.0.5", strict)).toBe(
-      "10.0.0.5 is a private network address and private destinations are not allowed (set DELIVERY_ALLOW_PRIVATE_NETWORKS=true to allow them)",
+      "10.0.0.5 is a private network address and private destinations are not allowed (an admin can allow them with DELIVERY_ALLOWED_DESTINATIONS or DELIVERY_ALLOW_PRIVATE_NETWORKS=true)",
+    );
+    expect(refusalReason("64:ff9b::a9fe:a9fe", strict)).toBe(
+      "64:ff9b::a9fe:a9fe is a link-local/cloud metadata address (169.254.169.254, in NAT64 form)",
     );
     expect(refusalReason("::1", strict)).toMatch(/^::1 is a loopback address and private destinations/);
     expect(refusalReason("0.0.0.0", permissive)).toBe("0.0.0.0 is an unspecified address");
   });
+});
+
+describe("the admin's allow-list", () => {
+  const policy = {
+    allowPrivateNetworks: false,
+    allowed: parseAllowList([
+      "10.96.0.0/12",
+      "192.168.7.7",
+      "fd00:1::/64",
+      ".svc.cluster.local",
+      "db.internal",
+    ]),
+  };
+
+  it.each([
+    ["10.100.0.1", undefined, null],
+    ["192.168.7.7", undefined, null],
+    ["fd00:1::9", undefined, null],
+    ["10.0.0.1", "hooks.team-a.svc.cluster.local", null],
+    ["10.0.0.1", "DB.Internal.", null],
+    ["10.0.0.1", undefined, /private network address/],
+    ["192.168.7.8", undefined, /private network address/],
+    ["10.0.0.1", "svc.cluster.local.evil.example", /private network address/],
+    ["10.0.0.1", "notdb.internal", /private network address/],
+    ["169.254.169.254", "metadata.svc.cluster.local", /metadata/],
+  ])("%s reached as %s: %s", (address, hostname, expected) => {
+    const reason = refusalReason(address, policy, hostname);
+    if (expected === null) expect(reason).toBeNull();
+    else expect(reason).toMatch(expected);
+  });
+
+  it.each(["10.0.0.0/33", "not a host", "http://x", "fd00::/129", "10.0.0.0/abc"])(
+    "refuses the entry %j",
+    (entry) => {
+      expect(() => parseAllowList([entry])).toThrow(
+        `"${entry}" is neither a CIDR, an IP address nor a host name`,
+      );
+    },
+  );
 });
 
 describe("delivery agent", () => {

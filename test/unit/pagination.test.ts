@@ -28,12 +28,20 @@ describe("pageNumber", () => {
     expect(messages(pageNumber.safeParse(input))).toContain("page must be 1 or greater");
   });
 
-  it.each(["1.5", "abc", "NaN", "Infinity", "1e400", "", "   ", "9007199254740993"])(
-    "rejects non-integer %j",
+  it.each(["1.5", "abc", "NaN", "Infinity", "1e400", "1e2", "0x10", " 1", "+1", "", "   "])(
+    "rejects %j: decimal digits only",
     (input) => {
-      expect(messages(pageNumber.safeParse(input))).toContain("page must be an integer");
+      expect(messages(pageNumber.safeParse(input))).toContain(
+        "page must be an integer (decimal digits only)",
+      );
     },
   );
+
+  it.each(["9007199254740993", "99999999999999999999"])("rejects %j as out of range", (input) => {
+    expect(messages(pageNumber.safeParse(input))).toContain(
+      `page must be at most ${Number.MAX_SAFE_INTEGER}`,
+    );
+  });
 });
 
 describe("perPageQuery (projects and deployments)", () => {
@@ -68,7 +76,9 @@ describe("perPageQuery (projects and deployments)", () => {
   });
 
   it.each(["1.5", "ten", "", " ", "Infinity"])("rejects non-integer per_page %j", (input) => {
-    expect(messages(perPageQuery.safeParse({ per_page: input }))).toContain("per_page must be an integer");
+    expect(messages(perPageQuery.safeParse({ per_page: input }))).toContain(
+      "per_page must be an integer (decimal digits only)",
+    );
   });
 
   it.each(["0", "-4", "1.5", "x", ""])("rejects page %j", (input) => {
@@ -94,13 +104,20 @@ describe("pageSize (shared page_size lists)", () => {
     ["101", 100],
     ["500", 100],
     [String(Number.MAX_SAFE_INTEGER), 100],
+    ["99999999999999999999", 100],
+    ["-99999999999999999999", 1],
   ])("maps %j to %i (clamped to 1–100)", (input, size) => {
     expect(pageSize.parse(input)).toBe(size);
   });
 
-  it.each(["1.5", "abc", "", "  ", "NaN", "-Infinity", "1e400"])("rejects non-integer %j", (input) => {
-    expect(messages(pageSize.safeParse(input))).toContain("page_size must be an integer");
-  });
+  it.each(["1.5", "abc", "", "  ", "NaN", "-Infinity", "1e400", "1e2", "0x10"])(
+    "rejects %j: decimal digits only",
+    (input) => {
+      expect(messages(pageSize.safeParse(input))).toContain(
+        "page_size must be an integer (decimal digits only)",
+      );
+    },
+  );
 });
 
 describe("listWebhooksQuery", () => {
@@ -125,7 +142,7 @@ describe("listWebhooksQuery", () => {
 
   it.each(["2.5", "many", ""])("rejects non-integer page_size %j", (input) => {
     expect(messages(listWebhooksQuery.safeParse({ page_size: input }))).toContain(
-      "page_size must be an integer",
+      "page_size must be an integer (decimal digits only)",
     );
   });
 });
@@ -151,7 +168,7 @@ describe("listDeliveriesQuery (endpoint 7 limit)", () => {
     "rejects non-integer limit %j",
     (input) => {
       const result = listDeliveriesQuery.safeParse({ limit: input });
-      expect(messages(result)).toContain("limit must be an integer");
+      expect(messages(result)).toContain("limit must be an integer (decimal digits only)");
       expect(result.error?.issues[0]?.path).toEqual(["limit"]);
     },
   );

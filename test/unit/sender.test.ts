@@ -15,6 +15,7 @@ import {
   signPayload,
   timeoutMessage,
 } from "../../src/delivery-engine/sender.js";
+import { useTestSecretKeys } from "../support/secret-keys.js";
 
 type Received = { method: string; url: string; headers: IncomingMessage["headers"]; body: Buffer };
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -45,6 +46,8 @@ async function startReceiver(handler: Handler) {
 const receivers: ReturnType<typeof createServer>[] = [];
 let agent: Agent;
 
+const box = useTestSecretKeys();
+
 beforeAll(() => {
   agent = createDeliveryAgent({ policy: { allowPrivateNetworks: true } });
 });
@@ -62,7 +65,7 @@ const delivery = (url: string, over: Partial<OutboundDelivery> = {}): OutboundDe
   body,
   eventType: "deployment.succeeded",
   deliveryId: 42,
-  secret: "whsec_test",
+  secret: box.seal("whsec_test"),
   ...over,
 });
 const sender = (timeoutMs = 5_000, responseBodyLimitBytes = 4096) =>
@@ -258,7 +261,7 @@ describe("createSender", () => {
     try {
       const send = createSender({ dispatcher: strictAgent, timeoutMs: 5_000, responseBodyLimitBytes: 1024 });
       const outcome = await send(delivery(receiver.url));
-      const reason = `127.0.0.1 is a loopback address and private destinations are not allowed (set DELIVERY_ALLOW_PRIVATE_NETWORKS=true to allow them)`;
+      const reason = `127.0.0.1 is a loopback address and private destinations are not allowed (an admin can allow them with DELIVERY_ALLOWED_DESTINATIONS or DELIVERY_ALLOW_PRIVATE_NETWORKS=true)`;
       expect(outcome).toMatchObject({
         success: false,
         statusCode: 0,

@@ -78,6 +78,14 @@ app.kubernetes.io/part-of: webhook-operator
 {{- if .Values.apiKey.existingSecret }}{{ .Values.apiKey.existingSecretKey }}{{ else }}api-key{{ end }}
 {{- end }}
 
+{{- define "webhook-operator.secretKeysSecretName" -}}
+{{- default (printf "%s-secret-keys" (include "webhook-operator.fullname" .)) .Values.secretEncryption.existingSecret }}
+{{- end }}
+
+{{- define "webhook-operator.secretKeysSecretKey" -}}
+{{- if .Values.secretEncryption.existingSecret }}{{ .Values.secretEncryption.existingSecretKey }}{{ else }}keys{{ end }}
+{{- end }}
+
 {{- define "webhook-operator.postgresSecretKey" -}}
 {{- if .Values.postgres.auth.existingSecret }}{{ .Values.postgres.auth.existingSecretKey }}{{ else }}password{{ end }}
 {{- end }}
