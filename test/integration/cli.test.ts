@@ -5,6 +5,7 @@ import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { eventTypeNames } from "../../src/webhooks/event-types.js";
 import { assertBuilt, type CliOptions, runCli } from "../support/cli.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { useTestSecretKeys } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // The `webhooks` command group (alias `hooks`), run as users run it: the built binary in a child
@@ -31,12 +32,14 @@ const json = async (args: string[], options?: CliOptions) =>
 
 const ids = (webhookId: number) => ["--project-id", String(projectId), "--webhook-id", String(webhookId)];
 
+/** The webhook's signing secret as stored (sealed at rest), opened with the service's keys. */
 async function storedSecret(webhookId: number): Promise<string | null> {
   const { rows } = await service.pool.query<{ secret: string | null }>(
     "SELECT secret FROM webhooks WHERE id = $1",
     [webhookId],
   );
-  return rows[0]?.secret ?? null;
+  const sealed = rows[0]?.secret ?? null;
+  return sealed === null ? null : useTestSecretKeys().open(sealed);
 }
 
 /** Creates a webhook through the CLI (--json) and returns the API's answer. */
