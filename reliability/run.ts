@@ -1,0 +1,48 @@
+import {
+  databaseOutage,
+  type Figure,
+  failingReceivers,
+  hangingReceivers,
+  rollingRestart,
+  sigkillMidBurst,
+  twoReplicasOneKilled,
+} from "./scenarios.js";
+
+// `npm run reliability`: the real service (built), real Postgres, real receivers on loopback, one
+// scenario after another; prints one table and exits 1 when a figure misses its bound.
+
+const scenarios: [string, () => Promise<Figure[]>][] = [
+  ["sigkill", () => sigkillMidBurst()],
+  ["two-replicas", () => twoReplicasOneKilled()],
+  ["outage-5s", () => databaseOutage(5_000)],
+  ["outage-30s", () => databaseOutage(30_000)],
+  ["hanging", hangingReceivers],
+  ["failing", failingReceivers],
+  ["rolling", rollingRestart],
+];
+
+const only = process.argv.slice(2);
+const figures: Figure[] = [];
+for (const [key, run] of scenarios) {
+  if (only.length > 0 && !only.includes(key)) continue;
+  const started = Date.now();
+  process.stderr.write(`${key}…\n`);
+  try {
+    figures.push(...(await run()));
+  } catch (error) {
+    figures.push({
+      scenario: key,
+      figure: "ran to the end",
+      value: String(error),
+      bound: "no error",
+      ok: false,
+    });
+  }
+  process.stderr.write(`${key} took ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+}
+
+const rows = figures.map((f) => [f.scenario, f.figure, f.value, f.bound, f.ok ? "ok" : "MISSED"]);
+const header = ["scenario", "figure", "value", "bound", ""];
+console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
+for (const row of rows) console.log(`| ${row.join(" | ")} |`);
+process.exit(figures.every((f) => f.ok) ? 0 : 1);
