@@ -9,6 +9,7 @@ import {
   type ChartRelease,
   chartEnvironment,
   chartRelease,
+  clusterValues,
   installChart,
   serviceAccountKubeconfig,
 } from "../support/chart-release.js";
@@ -106,7 +107,9 @@ beforeAll(async () => {
   cluster = useCluster();
   workDir = await mkdtemp(path.join(tmpdir(), "wo-e2e-"));
   chart = chartRelease(cluster, uniqueName("wo"), uniqueName("e2e-operator"));
-  await installChart(chart);
+  // Private destinations are refused by default in a cluster install; the receiver here is on
+  // loopback, so the admin allows it, as the README shows for in-cluster receivers.
+  await installChart(chart, { ...clusterValues, "config.delivery.allowedDestinations": "{127.0.0.1/32}" });
   [database, receiver] = await Promise.all([createTestDatabase(), startReceiver()]);
   pool = new pg.Pool({ connectionString: database.url, max: 1 });
   await createNamespaces(cluster, label, namespace);

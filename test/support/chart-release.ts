@@ -98,8 +98,15 @@ export async function serviceAccountKubeconfig(
 }
 
 // What the pod gets that a process on this machine cannot use: the in-cluster database address, the
-// mounted API key file, the container's port and home.
-const podOnly = new Set(["DATABASE_URL", "DATABASE_PASSWORD", "API_KEY_FILE", "PORT", "HOME"]);
+// mounted API key and secret key files, the container's port and home.
+const podOnly = new Set([
+  "DATABASE_URL",
+  "DATABASE_PASSWORD",
+  "API_KEY_FILE",
+  "SECRET_ENCRYPTION_KEYS_FILE",
+  "PORT",
+  "HOME",
+]);
 
 /**
  * The environment the chart gives the operator container (read back from the installed Deployment),
@@ -115,10 +122,18 @@ export async function chartEnvironment(
     namespace: chart.namespace,
   });
   const env = deployment.spec?.template.spec?.containers[0]?.env ?? [];
+  // The webhook secrets' keys, which the pod reads from its mounted file, are read from the Secret
+  // the chart generated: the process outside uses the very keys a replica would.
+  const keysVolume = deployment.spec?.template.spec?.volumes?.find((v) => v.name === "secret-keys")?.secret;
+  const keysSecret = keysVolume?.secretName
+    ? await cluster.core.readNamespacedSecret({ name: keysVolume.secretName, namespace: chart.namespace })
+    : undefined;
+  const keys = keysSecret?.data?.[keysVolume?.items?.[0]?.key ?? "keys"];
   return {
     ...Object.fromEntries(
       env.flatMap((v) => (v.value !== undefined && !podOnly.has(v.name) ? [[v.name, v.value]] : [])),
     ),
+    ...(keys ? { SECRET_ENCRYPTION_KEYS: Buffer.from(keys, "base64").toString("utf8").trim() } : {}),
     POD_NAMESPACE: chart.namespace,
   };
 }
