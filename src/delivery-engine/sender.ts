@@ -3,6 +3,7 @@ import { STATUS_CODES } from "node:http";
 import { type Dispatcher, errors } from "undici";
 import { secretBox } from "../secrets/current.js";
 import { SecretDecryptionError } from "../secrets/secret-box.js";
+import { hmacKey } from "../secrets/signing-key.js";
 import { DestinationRefusedError } from "./destination-policy.js";
 
 export interface OutboundDelivery {
@@ -32,7 +33,7 @@ export type FailureKind = "http" | "timeout" | "connection" | "refused";
 /** `sha256=` + hex HMAC-SHA256 of `<timestamp>.<body>` (spec §5.3). */
 export function signPayload(secret: string, timestamp: string, body: string): string {
   // Fed in three parts, which is the same message without building "<timestamp>.<body>" in memory.
-  return `sha256=${createHmac("sha256", secret).update(timestamp).update(".").update(body).digest("hex")}`;
+  return `sha256=${createHmac("sha256", hmacKey(secret)).update(timestamp).update(".").update(body).digest("hex")}`;
 }
 
 // The message shapes of spec §7. The url is the webhook's own URL; secrets never appear here.

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Cluster,
@@ -7,7 +8,7 @@ import {
   useCluster,
 } from "../support/cluster.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { eventually } from "../support/receiver.js";
+import { eventually, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import {
   clusterPatience,
@@ -304,5 +305,33 @@ describe("Webhook resources on a real cluster", () => {
       (await service.api("GET", `/projects/${signed.status?.projectId}/webhooks/${signed.status?.webhookId}`))
         .status,
     ).toBe(200);
+  });
+
+  it("sign with a binary Secret value's raw bytes, not a UTF-8 decoding of them", async () => {
+    const receiver = await startReceiver();
+    try {
+      const bytes = Buffer.from([0xff, 0x00, 0xfe, 0x80, 0x41, 0xc3, 0x28]);
+      await cluster.core.createNamespacedSecret({
+        namespace,
+        body: { metadata: { name: "binary" }, data: { key: bytes.toString("base64") } },
+      });
+      await createWebhook(cluster, namespace, "binary-signed", {
+        url: `${receiver.url}/binary`,
+        events: ["deployment.succeeded"],
+        secretRef: { name: "binary", key: "key" },
+      });
+      const ready = await waitForReady(cluster, namespace, "binary-signed", "True");
+      const sent = await service.api(
+        "POST",
+        `/projects/${ready.status?.projectId}/webhooks/${ready.status?.webhookId}/test`,
+      );
+      expect(sent.body).toMatchObject({ success: true });
+      const [request] = receiver.requests;
+      const timestamp = request?.headers["x-webhook-timestamp"];
+      const expected = createHmac("sha256", bytes).update(`${timestamp}.${request?.body}`).digest("hex");
+      expect(request?.headers["x-webhook-signature"]).toBe(`sha256=${expected}`);
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { findLastDelivery } from "../../deliveries/store.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
+import { signingKeyFromSecretValue } from "../../secrets/signing-key.js";
 import { deleteOwnedWebhook, pauseOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/store.js";
 import { findCondition, setCondition } from "../api/conditions.js";
 import { validateWebhookSpec } from "../api/validate-spec.js";
@@ -54,7 +55,9 @@ async function readSecret(deps: WebhookControllerDeps, resource: WebhookResource
   }
   const encoded = secret.data?.[ref.key];
   const value =
-    encoded !== undefined ? Buffer.from(encoded, "base64").toString("utf8") : secret.stringData?.[ref.key];
+    encoded !== undefined
+      ? signingKeyFromSecretValue(Buffer.from(encoded, "base64"))
+      : secret.stringData?.[ref.key];
   if (value === undefined || value === "") {
     throw new ConfigurationProblem(
       "SecretKeyNotFound",
