@@ -1,6 +1,7 @@
 import { z } from "../http/openapi.js";
 import { deliveryLimit } from "../http/pagination.js";
 import { idParam, isoTimestamp } from "../http/schemas.js";
+import { cursorPattern } from "./cursor.js";
 
 export const deliveryParams = z.object({
   project_id: idParam("project_id"),
@@ -12,7 +13,10 @@ export const listDeliveriesQuery = z.object({
   limit: deliveryLimit,
   cursor: z
     .string()
-    .max(200, "cursor is too long")
+    .regex(
+      cursorPattern,
+      "cursor is not one this service issues; start without it and follow the Link header's next address",
+    )
     .optional()
     .openapi({ description: 'Opaque; take it from the previous page\'s Link rel="next" header' }),
   success: z
