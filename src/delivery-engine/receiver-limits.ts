@@ -6,7 +6,7 @@ import type { DeliveryOutcome } from "./sender.js";
  * take the slots healthy ones need (a webhook whose receiver hangs holds a slot for the whole
  * DELIVERY_TIMEOUT_MS):
  *
- * - A webhook's limit starts small (`initial`), grows by one with each success up to `max`, and
+ * - A webhook's limit starts small (`initial`), doubles with each success up to `max`, and
  *   halves (to no less than 1) with each timeout or connection failure. HTTP errors do not change it:
  *   that receiver answered, promptly.
  * - A webhook whose receiver timed out or refused the connection, or has kept a send open longer
@@ -73,7 +73,9 @@ export class ReceiverLimits {
     state.sendsStartedMs.delete(deliveryId);
     if (state.restricted) this.restrictedInFlight -= 1;
     if (outcome?.success) {
-      state.limit = Math.min(this.options.max, state.limit + 1);
+      // Doubling (TCP's slow start) reaches the maximum within a few answers: while a limit is below
+      // the claim size every claim takes the capped statement, which costs throughput.
+      state.limit = Math.min(this.options.max, state.limit * 2);
       this.setRestricted(state, false);
     } else if (outcome && (outcome.failure === "timeout" || outcome.failure === "connection")) {
       state.limit = Math.max(1, Math.floor(state.limit / 2));
