@@ -2,26 +2,21 @@ import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, type Pool } from "../../src/db/pool.js";
-import {
-  type Cluster,
-  createNamespaces,
-  deleteNamespaces,
-  uniqueName,
-  useCluster,
-} from "../support/cluster.js";
+import type { Pool } from "../../src/db/pool.js";
+import { type Cluster, uniqueName } from "../support/cluster.js";
 import { operatorRules, serviceAccountIdentity } from "../support/cluster-identities.js";
 import {
-  allDeploymentEvents,
   deploymentManifest,
   openGate,
   operatorEnv,
+  type RolloutTestBed,
   rolloutLedger,
+  rolloutTestBed,
 } from "../support/cluster-rollouts.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import type { TestDatabase } from "../support/database.js";
 import { type OperatorProcess, startOperatorProcess, waitForLog } from "../support/operator-process.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
-import { clusterPatience, createWebhook } from "../support/webhook-resources.js";
+import { eventually, type Receiver } from "../support/receiver.js";
+import { clusterPatience } from "../support/webhook-resources.js";
 
 // The operator as users run it (`webhook-operator serve` from dist/, one process per replica), so that
 // a replica can be SIGKILLed and its log read.
@@ -34,23 +29,14 @@ const processes: OperatorProcess[] = [];
 const label = uniqueName("processes");
 const namespace = uniqueName("shop");
 
+let bed: RolloutTestBed | undefined;
 beforeAll(async () => {
-  cluster = useCluster();
-  database = await createTestDatabase();
-  observer = createPool(database.url, 2);
-  receiver = await startReceiver();
-  await createNamespaces(cluster, label, namespace);
-  await createWebhook(cluster, namespace, "all-deploys", {
-    url: `${receiver.url}/hook`,
-    events: allDeploymentEvents,
-  });
+  bed = await rolloutTestBed(label, namespace);
+  ({ cluster, database, observer, receiver } = bed);
 });
 afterAll(async () => {
   for (const operator of processes) await operator.kill("SIGKILL");
-  await deleteNamespaces(cluster, label);
-  await receiver?.close();
-  await observer?.end();
-  await database?.drop();
+  await bed?.close();
 });
 
 async function replica(kubeconfig: string, extra: Record<string, string> = {}): Promise<OperatorProcess> {

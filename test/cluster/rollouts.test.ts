@@ -1,24 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, type Pool } from "../../src/db/pool.js";
-import {
-  type Cluster,
-  createNamespaces,
-  deleteNamespaces,
-  uniqueName,
-  useCluster,
-} from "../support/cluster.js";
+import type { Pool } from "../../src/db/pool.js";
+import { type Cluster, uniqueName } from "../support/cluster.js";
 import { operatorRules, serviceAccountIdentity } from "../support/cluster-identities.js";
 import {
-  allDeploymentEvents,
   deploymentManifest,
   openGate,
   operatorEnv,
+  type RolloutTestBed,
   rolloutLedger,
+  rolloutTestBed,
 } from "../support/cluster-rollouts.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import type { TestDatabase } from "../support/database.js";
+import { eventually, type Receiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { clusterPatience, createWebhook, waitForReady } from "../support/webhook-resources.js";
+import { clusterPatience, waitForReady } from "../support/webhook-resources.js";
 
 // Deployment rollouts → deployment.* events, driven by the REAL Deployment controller: pods on the
 // kwok node become Ready (or stay Pending behind a gate), conditions and revisions are Kubernetes' own.
@@ -36,26 +31,17 @@ const full = ["deployment.created:pending", "deployment.ready:ready", "deploymen
 const startOperator = () =>
   startTestService(operatorEnv(label), { kubeConfig: cluster.kubeConfig(), database });
 
+let bed: RolloutTestBed | undefined;
 beforeAll(async () => {
-  cluster = useCluster();
-  database = await createTestDatabase();
-  observer = createPool(database.url, 2);
-  receiver = await startReceiver();
+  bed = await rolloutTestBed(label, namespace);
+  ({ cluster, database, observer, receiver } = bed);
   ledger = rolloutLedger(observer, receiver);
-  await createNamespaces(cluster, label, namespace);
-  await createWebhook(cluster, namespace, "all-deploys", {
-    url: `${receiver.url}/hook`,
-    events: allDeploymentEvents,
-  });
   service = await startOperator();
   await waitForReady(cluster, namespace, "all-deploys", "True");
 });
 afterAll(async () => {
   await service?.close();
-  await deleteNamespaces(cluster, label);
-  await receiver?.close();
-  await observer?.end();
-  await database?.drop();
+  await bed?.close();
 });
 
 const create = (name: string, options: Parameters<typeof deploymentManifest>[1] = {}) =>

@@ -1,9 +1,11 @@
 import type { V1Deployment } from "@kubernetes/client-node";
 import { expect } from "vitest";
 import type { Pool } from "../../src/db/pool.js";
-import type { Cluster } from "./cluster.js";
-import { eventually, type Receiver } from "./receiver.js";
-import { clusterPatience } from "./webhook-resources.js";
+import { createPool } from "../../src/db/pool.js";
+import { type Cluster, createNamespaces, deleteNamespaces, useCluster } from "./cluster.js";
+import { createTestDatabase, type TestDatabase } from "./database.js";
+import { eventually, type Receiver, startReceiver } from "./receiver.js";
+import { clusterPatience, createWebhook } from "./webhook-resources.js";
 
 // Real Deployments rolled out by the real Deployment controller on the kwok node, and what the
 // operator made of them at a real receiver.
@@ -101,6 +103,43 @@ export function rolloutLedger(observer: Pool, receiver: Receiver) {
       await new Promise((resolve) => setTimeout(resolve, 300));
       await refresh();
       expect([...received(name, revision)].sort()).toEqual([...expected].sort());
+    },
+  };
+}
+
+/**
+ * What a rollout test file needs: the cluster, its own database (and an observer pool on it), a
+ * receiver, its labelled namespace, and there a Webhook `all-deploys` subscribed to every
+ * deployment.* event at the receiver. `close()` undoes it all.
+ */
+export interface RolloutTestBed {
+  cluster: Cluster;
+  database: TestDatabase;
+  observer: Pool;
+  receiver: Receiver;
+  close(): Promise<void>;
+}
+
+export async function rolloutTestBed(label: string, namespace: string): Promise<RolloutTestBed> {
+  const cluster = useCluster();
+  const database = await createTestDatabase();
+  const observer = createPool(database.url, 2);
+  const receiver = await startReceiver();
+  await createNamespaces(cluster, label, namespace);
+  await createWebhook(cluster, namespace, "all-deploys", {
+    url: `${receiver.url}/hook`,
+    events: allDeploymentEvents,
+  });
+  return {
+    cluster,
+    database,
+    observer,
+    receiver,
+    async close() {
+      await deleteNamespaces(cluster, label);
+      await receiver.close();
+      await observer.end();
+      await database.drop();
     },
   };
 }
