@@ -41,6 +41,7 @@ const configSchema = z.object({
   DELIVERY_RESPONSE_BODY_LIMIT_BYTES: wholeNumber(0, 1_048_576).default(4_096),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(true),
   DASHBOARD_ENABLED: booleanFromEnv.default(true),
+  RETENTION_DAYS: wholeNumber(0, 36_500).default(30),
   DELIVERY_ALLOWED_DESTINATIONS: z
     .string()
     .transform((value, ctx) => {
@@ -84,6 +85,8 @@ export interface Config {
   secretKeys: SecretKeysConfig;
   shutdownTimeoutMs: number;
   dashboard: { enabled: boolean };
+  /** Attempts and events older than this many days are removed; 0 keeps everything. */
+  retentionDays: number;
   kubernetes: { mode: KubernetesMode; podNamespace: string | undefined } & Omit<
     OperatorConfig,
     "leaseNamespace"
@@ -149,6 +152,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // rolling update does not hand them back to the queue to be sent twice.
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS ?? longestSendMs(e.DELIVERY_TIMEOUT_MS) + 5_000,
     dashboard: { enabled: e.DASHBOARD_ENABLED },
+    retentionDays: e.RETENTION_DAYS,
     kubernetes: {
       mode: e.KUBERNETES,
       podNamespace: e.POD_NAMESPACE,

@@ -88,6 +88,12 @@ export const metrics = {
     help: "Deliveries recorded but not yet finished (queued or in flight), across all replicas",
     registers: [registry],
   }),
+  retentionRemoved: new client.Counter({
+    name: `${prefix}retention_removed_total`,
+    help: "Rows removed by retention (RETENTION_DAYS), by table (deliveries|events)",
+    labelNames: ["table"] as const,
+    registers: [registry],
+  }),
   queueOldestAge: new client.Gauge({
     name: `${prefix}delivery_queue_oldest_age_seconds`,
     help: "Age of the oldest unfinished delivery, in seconds (0 when the queue is empty)",

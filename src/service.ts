@@ -12,6 +12,7 @@ import { createApp } from "./http/app.js";
 import type { Logger } from "./logger.js";
 import { loadKubeConfig, operatorNamespace } from "./operator/kube-config.js";
 import type { RunningOperator } from "./operator/operator.js";
+import { defaultRetentionTuning, type RetentionSweeper, startRetentionSweeper } from "./retention/sweeper.js";
 import { useSecretBox } from "./secrets/current.js";
 import { loadSecretBox } from "./secrets/keys.js";
 import { reencryptSecrets } from "./secrets/reencrypt.js";
@@ -22,6 +23,7 @@ export interface RunningService {
   pool: Pool;
   logger: Logger;
   engine: DeliveryEngine;
+  retention: RetentionSweeper;
   /** The controller role, when running against a cluster. */
   operator: RunningOperator | undefined;
   /** Graceful: stop accepting, let in-flight requests finish (bounded), close the pool and database. */
@@ -85,6 +87,17 @@ export async function startService(
 
   const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
   if (config.delivery.workers) await engine.start();
+  const retention = startRetentionSweeper({
+    pool,
+    settings: { days: config.retentionDays, ...defaultRetentionTuning },
+    logger,
+  });
+  logger.info(
+    { retentionDays: config.retentionDays },
+    config.retentionDays === 0
+      ? "retention off: delivery records and events are kept forever (RETENTION_DAYS=0)"
+      : "delivery records and events older than RETENTION_DAYS are removed",
+  );
   const kubeConfig =
     "kubeConfig" in options ? options.kubeConfig : await loadKubeConfig(config.kubernetes.mode);
   // The controllers (and client-node behind them) are loaded only where a cluster is.
@@ -144,10 +157,12 @@ export async function startService(
     pool,
     logger,
     engine,
+    retention,
     operator,
     close: async () => {
       logger.info("shutting down");
       await operator?.stop();
+      await retention.stop();
       await closeServer(server, config.shutdownTimeoutMs);
       await engine.stop(config.shutdownTimeoutMs);
       await pool.end();

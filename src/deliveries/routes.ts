@@ -2,7 +2,6 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
-import { NotFoundError } from "../http/errors.js";
 import { nextLinkHeader } from "../http/link-header.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
@@ -10,6 +9,7 @@ import { iso } from "../http/schemas.js";
 import { webhookParams } from "../webhooks/schemas.js";
 import { requireWebhook } from "../webhooks/service.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
+import { deliveryNotFound } from "./not-found.js";
 import { deliveryParams, deliverySchema, listDeliveriesQuery, retryResultSchema } from "./schemas.js";
 import type { DeliveryRecordRow } from "./store.js";
 import { findDeliveryRecord, listDeliveryRecords } from "./store.js";
@@ -92,8 +92,7 @@ export function registerDeliveryRoutes(
     handler: async ({ params, auth }) => {
       await requireWebhook(pool, auth, params.project_id, params.webhook_id);
       const row = await findDeliveryRecord(pool, params.webhook_id, params.delivery_id);
-      if (!row)
-        throw new NotFoundError(`Delivery ${params.delivery_id} not found for webhook ${params.webhook_id}.`);
+      if (!row) throw deliveryNotFound(params.delivery_id, params.webhook_id);
       return { status: 200, body: toDeliveryJson(row) };
     },
   });

@@ -3,8 +3,9 @@ import { hostname } from "node:os";
 import { type Config, deliveryConnectTimeoutMs } from "../config.js";
 import { createPool, type Pool, withTransaction } from "../db/pool.js";
 import { isUniqueViolation } from "../db/sqlstate.js";
+import { deliveryNotFound } from "../deliveries/not-found.js";
 import { findDeliveryRecord } from "../deliveries/store.js";
-import { ConflictError, NotFoundError } from "../http/errors.js";
+import { ConflictError, GoneError, NotFoundError } from "../http/errors.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
 import type { ProjectRow } from "../projects/store.js";
@@ -12,7 +13,13 @@ import type { DeploymentEventType } from "../webhooks/event-types.js";
 import type { WebhookRow } from "../webhooks/store.js";
 import { createDeliveryAgent, destinationPolicyOf } from "./destination-policy.js";
 import { createEnvelope } from "./envelope.js";
-import { claimSessionSettings, insertEventRecord, insertLeasedDelivery, recordOutcomes } from "./outbox.js";
+import {
+  claimSessionSettings,
+  eventExists,
+  insertEventRecord,
+  insertLeasedDelivery,
+  recordOutcomes,
+} from "./outbox.js";
 import { createSender, type DeliveryOutcome } from "./sender.js";
 import { exampleDeploymentPayload } from "./test-event.js";
 import { DeliveryWorker, observeOutcome } from "./worker.js";
@@ -142,7 +149,7 @@ export function createDeliveryEngine(options: {
 
     async replay(webhook, deliveryId) {
       const original = await findDeliveryRecord(pool, webhook.id, deliveryId);
-      if (!original) throw new NotFoundError(`Delivery ${deliveryId} not found for webhook ${webhook.id}.`);
+      if (!original) throw deliveryNotFound(deliveryId, webhook.id);
       if (!webhook.enabled) {
         throw new ConflictError(
           `Webhook ${webhook.id} is disabled; enable it before retrying its deliveries.`,
@@ -168,7 +175,12 @@ export function createDeliveryEngine(options: {
           if (!isUniqueViolation(error) || race >= maxAttemptNumberRaces) throw error;
         }
       }
-      if (!row) throw webhookGone(webhook);
+      if (!row) {
+        if (await eventExists(pool, original.event_id)) throw webhookGone(webhook);
+        throw new GoneError(
+          `The event of delivery ${deliveryId} (${original.event_id}) was removed by retention while it was being replayed; events older than RETENTION_DAYS are not kept.`,
+        );
+      }
       const outcome = await sendLeased(webhook, {
         id: row.id,
         eventType: original.event_type,

@@ -245,7 +245,9 @@ export async function releaseClaims(db: Queryable, workerId: string): Promise<nu
  * no queue worker picks it up, yet if this process dies mid-send the lease expires and a worker sends it.
  * A retry (attemptNumber null) is numbered one above the highest attempt of its event and webhook;
  * attempt 1 always exists (it is the row being retried or an earlier attempt of it), so only retries
- * need looking at, and they are indexed. Undefined when the webhook no longer exists.
+ * need looking at, and they are indexed. Undefined when the webhook or the event no longer exists. Both
+ * rows are locked FOR KEY SHARE until the caller's statement commits: a webhook deleted meanwhile takes
+ * the new row along, and retention (retention/store.ts) skips the event instead of removing it.
  */
 export async function insertLeasedDelivery(
   db: Queryable,
@@ -253,13 +255,14 @@ export async function insertLeasedDelivery(
   lease: { workerId: string; leaseMs: number },
 ): Promise<{ id: number; attempt_number: number } | undefined> {
   const { rows } = await db.query<{ id: number; attempt_number: number }>(
-    `WITH webhook AS (SELECT id FROM webhooks WHERE id = $1 FOR KEY SHARE)
+    `WITH webhook AS (SELECT id FROM webhooks WHERE id = $1 FOR KEY SHARE),
+          event AS (SELECT id FROM events WHERE id = $2 FOR KEY SHARE)
      INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number, state, locked_by, locked_until)
-     SELECT webhook.id, $2, $3,
+     SELECT webhook.id, event.id, $3,
             COALESCE($4, GREATEST(1, (SELECT max(attempt_number) FROM deliveries
                                        WHERE webhook_id = $1 AND event_id = $2 AND attempt_number > 1)) + 1),
             'in_flight', $5, clock_timestamp() + $6 * interval '1 millisecond'
-       FROM webhook
+       FROM webhook, event
      RETURNING id, attempt_number`,
     [
       delivery.webhookId,
@@ -271,6 +274,11 @@ export async function insertLeasedDelivery(
     ],
   );
   return rows[0];
+}
+
+export async function eventExists(db: Queryable, eventId: string): Promise<boolean> {
+  const { rows } = await db.query("SELECT 1 FROM events WHERE id = $1", [eventId]);
+  return rows.length > 0;
 }
 
 export async function queueStats(db: Queryable): Promise<{ depth: number; oldestAgeSeconds: number }> {

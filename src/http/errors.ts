@@ -67,6 +67,13 @@ export class ConflictError extends ApiError {
   }
 }
 
+/** What was asked for existed and was removed for good (retention). */
+export class GoneError extends ApiError {
+  constructor(message: string) {
+    super(410, "gone", message);
+  }
+}
+
 export class PayloadTooLargeError extends ApiError {
   constructor(message: string) {
     super(413, "payload_too_large", message);

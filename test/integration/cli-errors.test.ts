@@ -284,7 +284,7 @@ describe("API errors exit 1 with the server's message and status", () => {
       "error: Project 999 not found. (HTTP 404, not_found)\n",
     );
     expect(await fails(1, ["hooks", "deliveries", "show", ...ids(), "--delivery-id", "999", "--json"])).toBe(
-      `error: Delivery 999 not found for webhook ${webhookId}. (HTTP 404, not_found)\n`,
+      `error: Delivery 999 not found for webhook ${webhookId}. Delivery records older than the retention period (RETENTION_DAYS) are removed. (HTTP 404, not_found)\n`,
     );
     for (const command of [["remove"], ["enable"], ["disable"], ["test"], ["deliveries", "list"]]) {
       const stderr = await fails(1, [

@@ -33,6 +33,7 @@ describe("loadConfig", () => {
       apiKey: { value: undefined, file: undefined },
       // Long enough for a send in flight to finish: 30 s timeout + 10 s connect + 1 s + 5 s.
       shutdownTimeoutMs: 46_000,
+      retentionDays: 30,
       delivery: {
         concurrency: 64,
         timeoutMs: 30_000,
@@ -42,6 +43,12 @@ describe("loadConfig", () => {
         allowPrivateNetworks: true,
       },
     });
+  });
+
+  it("takes RETENTION_DAYS=0 as keep everything and refuses what is not a number of days", () => {
+    expect(loadConfig({ RETENTION_DAYS: "0" }).retentionDays).toBe(0);
+    expect(loadConfig({ RETENTION_DAYS: "7" }).retentionDays).toBe(7);
+    expect(configError({ RETENTION_DAYS: "2w" }).message).toContain("RETENTION_DAYS: must be a whole number");
   });
 
   it("reads and converts set values", () => {
