@@ -108,6 +108,7 @@ export function registerDeliveryRoutes(
     responses: {
       200: { description: "The outcome of the new attempt", schema: retryResultSchema },
       409: { description: "The webhook is disabled" },
+      410: { description: "The event was removed by retention while this replay was being written" },
     },
     handler: async ({ params, auth }) => {
       const webhook = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
