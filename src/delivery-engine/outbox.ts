@@ -85,7 +85,10 @@ const recordAndClaimSql = `
 // Candidates skip webhooks with no allowance left ($13) and, once the restricted budget is spent, take
 // only the webhooks in $14: otherwise old rows of hanging receivers would fill the candidate window and
 // starve everyone else. Candidates are counted per webhook, then locked; the locked re-check drops
-// rows another worker claimed meanwhile.
+// rows another worker claimed meanwhile. The rows to lock are looked up by id from an array computed
+// once: joined instead, statistics taken while the queue was empty (the estimate is then 1 row on each
+// side) made the planner rescan the chosen ids once per unfinished row (measured: 320 ms per claim
+// with 20k queued, against 2 ms).
 const recordAndClaimCappedSql = `
   WITH ${recordedCte}, candidates AS (
     SELECT id, webhook_id FROM deliveries
@@ -109,8 +112,8 @@ const recordAndClaimCappedSql = `
      ORDER BY r.id
      LIMIT $8
   ), due AS (
-    SELECT d.id FROM deliveries d JOIN within_limits USING (id)
-     WHERE ${dueRows}
+    SELECT d.id FROM deliveries d
+     WHERE d.id = ANY (ARRAY(SELECT id FROM within_limits)) AND ${dueRows}
        FOR UPDATE OF d SKIP LOCKED
   ),
   ${claimedCte("SELECT id FROM due")}
