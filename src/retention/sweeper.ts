@@ -16,11 +16,24 @@ export interface RetentionSettings {
   intervalMs: number;
   /** Rows one statement may remove: each is a short transaction of its own. */
   batchSize: number;
-  /** Rest between statements, which leaves the database to the delivery workers meanwhile. */
+  /**
+   * Rest between statements, at least: the rest is also `restPerWorkMs` times as long as the
+   * statement took, so a pass uses a bounded share of the database however busy it is.
+   */
   pauseMs: number;
+  restPerWorkMs: number;
 }
 
-export const defaultRetentionTuning = { intervalMs: 10 * 60 * 1000, batchSize: 1_000, pauseMs: 20 };
+/**
+ * Measured with 10 million records (bench/scale.ts): 1,000 rows a statement and a 20 ms rest removed
+ * 35,000 records/s and raised the p99 of deliveries at 500 events/s from 7 to 32 ms on 2 cores.
+ */
+export const defaultRetentionTuning = {
+  intervalMs: 10 * 60 * 1000,
+  batchSize: 500,
+  pauseMs: 20,
+  restPerWorkMs: 9,
+};
 
 export interface PassResult {
   deliveries: number;
@@ -63,8 +76,16 @@ export function startRetentionSweeper(options: {
         const result = { deliveries: 0, events: 0 };
         let from = await oldestDeliveryId(client);
         let complete = from === null;
+        // Runs a statement, then rests in proportion to what it cost.
+        const paced = async <T>(statement: () => Promise<T>): Promise<T> => {
+          const started = performance.now();
+          const result = await statement();
+          await sleep(Math.max(settings.pauseMs, (performance.now() - started) * settings.restPerWorkMs));
+          return result;
+        };
         while (from !== null && !stopped) {
-          const window = await removeDeliveryWindow(client, from, settings.batchSize, cutoff);
+          const start = from;
+          const window = await paced(() => removeDeliveryWindow(client, start, settings.batchSize, cutoff));
           result.deliveries += window.removed;
           metrics.retentionRemoved.inc({ table: "deliveries" }, window.removed);
           if (window.reachedCutoff || window.nextId === null) {
@@ -72,16 +93,14 @@ export function startRetentionSweeper(options: {
             break;
           }
           from = window.nextId;
-          await sleep(settings.pauseMs);
         }
         // An event goes only after the attempts it could be needed by: not when this pass was cut short.
         const eventCutoff = new Date(cutoff.getTime() - eventMarginMs);
         while (complete && !stopped) {
-          const removed = await removeEvents(client, eventCutoff, settings.batchSize);
+          const removed = await paced(() => removeEvents(client, eventCutoff, settings.batchSize));
           result.events += removed;
           metrics.retentionRemoved.inc({ table: "events" }, removed);
           if (removed < settings.batchSize) break;
-          await sleep(settings.pauseMs);
         }
         if (result.deliveries > 0 || result.events > 0) {
           logger.info(

@@ -18,7 +18,13 @@ let projectId: number;
 let webhookId: number;
 const logger = createLogger("silent");
 const dayMs = 24 * 60 * 60 * 1000;
-const settings: RetentionSettings = { days: 30, intervalMs: 3_600_000, batchSize: 3, pauseMs: 0 };
+const settings: RetentionSettings = {
+  days: 30,
+  intervalMs: 3_600_000,
+  batchSize: 3,
+  pauseMs: 0,
+  restPerWorkMs: 0,
+};
 
 beforeAll(async () => {
   database = await createTestDatabase();
