@@ -31,7 +31,7 @@ async function emitAndDrain(
   for (const batch of chunk(events, perTransaction)) {
     for (const { id, emittedAt: at } of await system.emit(batch)) emittedAt.set(id, at);
   }
-  const doneAt = await waitUntilAllDone(system.observer, expectedTotal, doneTimeoutMs);
+  const doneAt = await waitUntilAllDone(system.observer, system.project.id, expectedTotal, doneTimeoutMs);
   return { emittedAt, startedAt, doneAt };
 }
 
@@ -97,7 +97,12 @@ export async function runPaced(
   }
   await Promise.all(outstanding);
   const emittedFor = Date.now() - startedAt;
-  const doneAt = await waitUntilAllDone(system.observer, count * system.fanOut, doneTimeoutMs);
+  const doneAt = await waitUntilAllDone(
+    system.observer,
+    system.project.id,
+    count * system.fanOut,
+    doneTimeoutMs,
+  );
   const sorted = latencies(await receiver.collect(), emittedAt, count * system.fanOut);
   const achievedRate = count / (emittedFor / 1000);
   return {

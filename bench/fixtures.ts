@@ -25,7 +25,8 @@ export async function createProjectWithWebhooks(
   await client.connect();
   try {
     const { rows } = await client.query<ProjectRow>(
-      `INSERT INTO projects (name, slug) VALUES ('Bench', 'bench')
+      // A new slug each time: the scale benchmark starts the engine several times on one database.
+      `INSERT INTO projects (name, slug) VALUES ('Bench', 'bench-' || gen_random_uuid())
        RETURNING id::int, name, slug, repo_url, created_at, updated_at`,
     );
     const project = rows[0] as ProjectRow;
@@ -55,10 +56,16 @@ export function chunk<T>(items: T[], size: number): T[][] {
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Waits until every delivery row is state='done' (the outcome recorded) and `expected` of them
- * succeeded; returns Date.now() at that moment. Polls a cheap query on the unfinished-rows index.
+ * Waits until every delivery row is state='done' (the outcome recorded) and `expected` of the project's
+ * succeeded; returns Date.now() at that moment. Polls a cheap query on the unfinished-rows index. Only
+ * the project's rows are counted: the scale benchmark's history is in other projects.
  */
-export async function waitUntilAllDone(db: pg.Pool, expected: number, timeoutMs: number): Promise<number> {
+export async function waitUntilAllDone(
+  db: pg.Pool,
+  projectId: number,
+  expected: number,
+  timeoutMs: number,
+): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { rows } = await db.query<{ finished: boolean }>(
@@ -67,7 +74,9 @@ export async function waitUntilAllDone(db: pg.Pool, expected: number, timeoutMs:
     if (rows[0]?.finished) {
       const doneAt = Date.now();
       const { rows: counts } = await db.query<{ done: number; succeeded: number }>(
-        "SELECT count(*)::int AS done, (count(*) FILTER (WHERE success AND status_code = 200))::int AS succeeded FROM deliveries",
+        `SELECT count(*)::int AS done, (count(*) FILTER (WHERE success AND status_code = 200))::int AS succeeded
+           FROM deliveries WHERE webhook_id IN (SELECT id FROM webhooks WHERE project_id = $1)`,
+        [projectId],
       );
       const { done = 0, succeeded = 0 } = counts[0] ?? {};
       if (done === expected && succeeded === expected) return doneAt;
