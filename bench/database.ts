@@ -50,6 +50,8 @@ export async function startBenchServer(): Promise<BenchServer> {
       dataDir,
       port: await freePort(),
       logger: createLogger("silent"),
+      // Statement and planning times per statement, for the Postgres time per event (bench/pg-time.ts).
+      settings: { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on" },
     });
     adminUrl = embedded.url;
     source = "embedded";
@@ -72,6 +74,8 @@ export async function startBenchServer(): Promise<BenchServer> {
       const pool = createPool(url, 2);
       try {
         await migrate(pool);
+        // Only where the server preloads it (the embedded one does); otherwise the figures are not printed.
+        await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").catch(() => {});
       } finally {
         await pool.end();
       }

@@ -11,6 +11,13 @@ import { type DeliverySystem, runPaced, runThroughput } from "./driver.js";
 import { type EngineSettings, startEngineSystem } from "./engine-system.js";
 import { formatLoad, runBench } from "./entry.js";
 import { runLimit } from "./limit.js";
+import {
+  formatStatementTimes,
+  type PgTimePerEvent,
+  perEvent,
+  resetStatementTimes,
+  statementTimes,
+} from "./pg-time.js";
 import { type ReceiverProcess, startReceiverProcess } from "./receiver-process.js";
 import { printProgress, printSummary, ScenarioRuns } from "./report.js";
 import type { ScenarioResult } from "./stats.js";
@@ -117,17 +124,34 @@ async function main(): Promise<void> {
         runs.add(key, result);
       }
     }
-    const paced = (name: string, note: string) => (system: DeliverySystem) =>
-      runPaced(name, system, receiver, { ratePerSecond: pacedRate, seconds: pacedSeconds, notes: [note] });
-    for (const [key, start, name, note] of [
-      ["enginePaced", startEngine, `engine, ${pacedRate} events/s`, engineNote],
-      ["baselinePaced", startBaseline, `baseline, ${pacedRate} events/s`, baselineNote],
+    // Steady rates, one event per transaction; Postgres time per event from pg_stat_statements.
+    const pgTimes = new Map<string, PgTimePerEvent>();
+    const paced =
+      (key: string, rate: number, name: string, note: string) => async (system: DeliverySystem) => {
+        const measured = await resetStatementTimes(system.observer);
+        const result = await runPaced(name, system, receiver, {
+          ratePerSecond: rate,
+          seconds: pacedSeconds,
+          notes: [note],
+        });
+        if (measured) {
+          const times = await statementTimes(system.observer);
+          result.notes.push(...formatStatementTimes(times, result.deliveries));
+          pgTimes.set(key, perEvent(times, result.deliveries));
+        }
+        return result;
+      };
+    for (const [key, start, rate, note] of [
+      ["enginePaced200", startEngine, 200, engineNote],
+      ["enginePaced", startEngine, pacedRate, engineNote],
+      ["baselinePaced", startBaseline, pacedRate, baselineNote],
     ] as const) {
-      const result = await withSystem(server, receiver, 1, start, paced(name, note));
+      const name = `${start === startEngine ? "engine" : "baseline"}, ${rate} events/s`;
+      const result = await withSystem(server, receiver, 1, start, paced(key, rate, name, note));
       printProgress(null, result);
       runs.add(key, result);
     }
-    printSummary(runs, pacedRate);
+    printSummary(runs, pacedRate, pgTimes);
     console.log(`  load average after: ${formatLoad()}`);
   } finally {
     await receiver.close();

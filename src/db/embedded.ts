@@ -47,6 +47,8 @@ export async function startEmbeddedPostgres(options: {
   dataDir: string;
   port: number;
   logger: Logger;
+  /** Server settings given as `-c name=value` (the benchmark loads pg_stat_statements). */
+  settings?: Record<string, string>;
 }): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(options.dataDir);
   const databaseDir = path.join(dataDir, "postgres");
@@ -101,7 +103,11 @@ export async function startEmbeddedPostgres(options: {
     password,
     persistent: true,
     createPostgresUser: asRoot,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1"],
+    postgresFlags: [
+      "-c",
+      "listen_addresses=127.0.0.1",
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
+    ],
     onLog: remember,
     onError: remember,
   });
