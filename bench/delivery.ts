@@ -11,6 +11,7 @@ import { type DeliverySystem, runPaced, runThroughput } from "./driver.js";
 import { type EngineSettings, startEngineSystem } from "./engine-system.js";
 import { formatLoad, runBench } from "./entry.js";
 import { runLimit } from "./limit.js";
+import { measureServiceMemory } from "./memory.js";
 import {
   formatStatementTimes,
   type PgTimePerEvent,
@@ -151,7 +152,11 @@ async function main(): Promise<void> {
       printProgress(null, result);
       runs.add(key, result);
     }
-    printSummary(runs, pacedRate, pgTimes);
+    const memory = await measureServiceMemory(server, receiver, deliveries);
+    console.log(
+      `  the service in its own process (npm start, no cluster): idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; draining a burst of ${deliveries} events (${memory.drainSeconds.toFixed(1)} s): peak RSS ${memory.peakRssMiB.toFixed(0)} MiB, peak heap ${memory.peakHeapMiB.toFixed(0)} MiB`,
+    );
+    printSummary(runs, pacedRate, pgTimes, memory);
     console.log(`  load average after: ${formatLoad()}`);
   } finally {
     await receiver.close();

@@ -1,3 +1,4 @@
+import type { ServiceMemory } from "./memory.js";
 import type { PgTimePerEvent } from "./pg-time.js";
 import { formatRatio, formatTable, type ScenarioResult } from "./stats.js";
 
@@ -35,6 +36,7 @@ export function printSummary(
   runs: ScenarioRuns,
   pacedRate: number,
   pgTimes: Map<string, PgTimePerEvent>,
+  memory: ServiceMemory,
 ): void {
   const best = (key: string) => runs.best(key);
   const results = runs.keys().map(best);
@@ -67,6 +69,14 @@ export function printSummary(
       ofBaseline >= 3,
     ]);
   }
+  console.log(
+    `  service process: idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; peak RSS ${memory.peakRssMiB.toFixed(0)} MiB and peak heap ${memory.peakHeapMiB.toFixed(0)} MiB draining the burst`,
+  );
+  targets.push([`idle RSS < 100 MiB (${memory.idleRssMiB.toFixed(0)} MiB)`, memory.idleRssMiB < 100]);
+  targets.push([
+    `peak RSS < 160 MiB while draining the burst (${memory.peakRssMiB.toFixed(0)} MiB)`,
+    memory.peakRssMiB < 160,
+  ]);
   for (const [key, rate, bound] of [
     ["enginePaced200", 200, 10],
     ["enginePaced", pacedRate, 15],

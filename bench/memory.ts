@@ -1,0 +1,132 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createPool, withTransaction } from "../src/db/pool.js";
+import { emitEvents } from "../src/delivery-engine/emit.js";
+import { freePort } from "../test/support/ports.js";
+import type { BenchServer } from "./database.js";
+import {
+  benchEvents,
+  benchServiceEnv,
+  chunk,
+  createProjectWithWebhooks,
+  sleep,
+  waitUntilAllDone,
+} from "./fixtures.js";
+import type { ReceiverProcess } from "./receiver-process.js";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const serviceEntry = path.join(repoRoot, "dist/src/cli/main.js");
+
+/** The Node flags `npm start` runs the service with (package.json), so the figures are that process's. */
+async function startFlags(): Promise<string[]> {
+  const scripts = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8")).scripts;
+  return (
+    /^node ((?:--\S+ )*)dist\/src\/cli\/main\.js serve$/
+      .exec(scripts.start)?.[1]
+      ?.trim()
+      .split(" ")
+      .filter(Boolean) ?? []
+  );
+}
+
+export interface ServiceMemory {
+  idleRssMiB: number;
+  peakRssMiB: number;
+  peakHeapMiB: number;
+  drainSeconds: number;
+}
+
+const mib = (bytes: number) => bytes / 1024 / 1024;
+
+/** VmRSS and VmHWM (the peak resident set since start) of a process, from /proc, in bytes. */
+async function residentSet(pid: number): Promise<{ rss: number; peak: number }> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1]) * 1024;
+  return { rss: kib("VmRSS"), peak: kib("VmHWM") };
+}
+
+async function heapUsed(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? 0);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+/**
+ * The built service (`node … dist/src/cli/main.js serve`, as `npm start` runs it) in a process of its
+ * own, without a cluster: its resident set when idle, then its peak resident set (VmHWM) and peak V8
+ * heap (from /metrics, every 100 ms) while it drains a burst of `events` events emitted all at once.
+ */
+export async function measureServiceMemory(
+  server: BenchServer,
+  receiver: ReceiverProcess,
+  events: number,
+): Promise<ServiceMemory> {
+  if (!existsSync(serviceEntry)) throw new Error(`${serviceEntry} is missing: run npm run build first`);
+  const database = await server.freshDatabase("memory");
+  const emitter = createPool(database.url, 2);
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [...(await startFlags()), serviceEntry, "serve"], {
+    env: {
+      PATH: process.env.PATH,
+      ...benchServiceEnv,
+      PORT: String(port),
+      DATABASE_URL: database.url,
+      KUBERNETES: "false",
+      DELIVERY_CONCURRENCY: "128",
+      DELIVERY_PER_WEBHOOK_CONCURRENCY: "128",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  try {
+    const project = await createProjectWithWebhooks(database.url, receiver.url, 1);
+    for (let attempt = 0; ; attempt++) {
+      const ready = await fetch(`${url}/readyz`).then(
+        (response) => response.ok,
+        () => false,
+      );
+      if (ready) break;
+      if (attempt > 300 || child.exitCode !== null) throw new Error("the service did not become ready");
+      await sleep(100);
+    }
+    await sleep(2_000);
+    const idle = await residentSet(child.pid as number);
+
+    let peakHeap = await heapUsed(url);
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        peakHeap = Math.max(peakHeap, await heapUsed(url).catch(() => 0));
+        await sleep(100);
+      }
+    })();
+    const startedAt = Date.now();
+    for (const batch of chunk(benchEvents(project, events), 500)) {
+      await withTransaction(emitter, (client) => emitEvents(client, batch));
+    }
+    const doneAt = await waitUntilAllDone(emitter, project.id, events, 180_000);
+    sampling = false;
+    await sampler;
+    const after = await residentSet(child.pid as number);
+    await receiver.collect();
+    return {
+      idleRssMiB: mib(idle.rss),
+      peakRssMiB: mib(after.peak),
+      peakHeapMiB: mib(peakHeap),
+      drainSeconds: (doneAt - startedAt) / 1000,
+    };
+  } finally {
+    await stopChild(child);
+    await emitter.end();
+    await database.drop();
+  }
+}
