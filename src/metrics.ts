@@ -85,7 +85,22 @@ export const metrics = {
   }),
   queueDepth: new client.Gauge({
     name: `${prefix}delivery_queue_depth`,
-    help: "Deliveries recorded but not yet finished (queued or in flight), across all replicas",
+    help: "Deliveries due and not yet finished (queued, due retries, in flight), across all replicas",
+    registers: [registry],
+  }),
+  retriesScheduled: new client.Counter({
+    name: `${prefix}delivery_retries_scheduled_total`,
+    help: "Automatic retries scheduled after failed attempts (webhooks with a retry policy)",
+    registers: [registry],
+  }),
+  retriesWaiting: new client.Gauge({
+    name: `${prefix}delivery_retries_waiting`,
+    help: "Automatic retries scheduled and not yet due, across all replicas (not in the queue depth)",
+    registers: [registry],
+  }),
+  webhooksAutoDisabled: new client.Counter({
+    name: `${prefix}webhooks_auto_disabled_total`,
+    help: "Webhooks disabled automatically after a run of failed deliveries (webhooks with auto_disable)",
     registers: [registry],
   }),
   queueOldestAge: new client.Gauge({

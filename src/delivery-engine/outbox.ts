@@ -1,5 +1,7 @@
 import { arrayLiteral } from "../db/array-literal.js";
 import type { Queryable } from "../db/pool.js";
+import { metrics } from "../metrics.js";
+import { followUpCtes, recordedForFollowUps, withFollowUps } from "./follow-ups.js";
 import type { ClaimPlan } from "./receiver-limits.js";
 import type { DeliveryOutcome } from "./sender.js";
 
@@ -13,6 +15,11 @@ export interface ClaimedDelivery {
   body: string;
   /** When the event was recorded, in ms since the epoch. */
   event_created_ms: number;
+  attempt_number: number;
+  /** The webhook as the claim saw it: disabled webhooks' deliveries are not sent (README). */
+  enabled: boolean;
+  retry_max_attempts: number | null;
+  auto_disable: boolean;
 }
 
 export interface RecordedOutcome {
@@ -20,7 +27,14 @@ export interface RecordedOutcome {
   outcome: DeliveryOutcome;
   /** When the outcome was known, in ms since the epoch. */
   deliveredAtMs: number;
+  /** A failed attempt of a webhook with a retry policy: schedule the next attempt this much later. */
+  retryInMs?: number | null;
+  /** A real attempt of a webhook with auto-disable on: it counts toward (or resets) its failures. */
+  countsTowardAutoDisable?: boolean;
 }
+
+/** Postgres NOTIFY channel naming the webhooks a worker just disabled automatically (ids, comma-separated). */
+export const webhooksDisabledChannel = "webhook_operator_webhooks_disabled";
 
 export interface ClaimRequest {
   limit: number;
@@ -38,7 +52,7 @@ export interface ClaimRequest {
 //   dropped (the receiver saw the same delivery twice, which at-least-once allows). Each row finds
 //   its outcome by its position in the id array rather than by joining an unnest: the filter is
 //   estimated at ~1 row, and with that estimate the planner joins by rescanning the unnest per row.
-const recordedCte = `
+const recordedCte = (returning = "d.id") => `
   recorded AS (
     UPDATE deliveries d
        SET state = 'done', success = ($3::boolean[])[array_position($2::bigint[], d.id)],
@@ -48,7 +62,7 @@ const recordedCte = `
            delivered_at = to_timestamp(($7::float8[])[array_position($2::bigint[], d.id)] / 1000),
            locked_by = NULL, locked_until = NULL
      WHERE d.id = ANY ($2::bigint[]) AND d.delivered_at IS NULL
-    RETURNING d.id
+    RETURNING ${returning}
   )`;
 
 // Due rows are the queued ones and in-flight ones whose lease expired (their worker died), oldest
@@ -63,20 +77,24 @@ const claimedCte = (from: string) => `
     UPDATE deliveries d
        SET state = 'in_flight', locked_by = $1, locked_until = clock_timestamp() + $9 * interval '1 millisecond'
      WHERE d.id IN (${from})
-    RETURNING d.id, d.webhook_id, d.event_id, d.event_type
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number
   )`;
 const claimedWithSendDetails = `
   SELECT c.id, c.webhook_id, c.event_type, w.url, w.secret, e.envelope AS body,
-         EXTRACT(EPOCH FROM e.created_at)::float8 * 1000 AS event_created_ms
+         EXTRACT(EPOCH FROM e.created_at)::float8 * 1000 AS event_created_ms, c.attempt_number,
+         w.enabled, w.retry_max_attempts, w.auto_disable_after_failures IS NOT NULL AS auto_disable
     FROM claimed c
     JOIN webhooks w ON w.id = c.webhook_id
     JOIN events e ON e.id = c.event_id
    ORDER BY c.id`;
 
 /** The claim when no webhook can reach its cap: the oldest $8 due rows. */
+const plainClaim = claimedCte(
+  `SELECT id FROM deliveries WHERE ${dueRows} ORDER BY id LIMIT $8 FOR UPDATE SKIP LOCKED`,
+);
 const recordAndClaimSql = `
-  WITH ${recordedCte},
-  ${claimedCte(`SELECT id FROM deliveries WHERE ${dueRows} ORDER BY id LIMIT $8 FOR UPDATE SKIP LOCKED`)}
+  WITH ${recordedCte()},
+  ${plainClaim}
   ${claimedWithSendDetails}`;
 
 // The claim when a limit can bind (receiver-limits.ts): no webhook gets more than its allowance ($11,
@@ -86,8 +104,7 @@ const recordAndClaimSql = `
 // only the webhooks in $14: otherwise old rows of hanging receivers would fill the candidate window and
 // starve everyone else. Candidates are counted per webhook, then locked; the locked re-check drops
 // rows another worker claimed meanwhile.
-const recordAndClaimCappedSql = `
-  WITH ${recordedCte}, candidates AS (
+const cappedClaim = `candidates AS (
     SELECT id, webhook_id FROM deliveries
      WHERE ${dueRows} AND webhook_id <> ALL ($13::bigint[])
        AND ($14::bigint[] IS NULL OR webhook_id = ANY ($14::bigint[]))
@@ -113,8 +130,21 @@ const recordAndClaimCappedSql = `
      WHERE ${dueRows}
        FOR UPDATE OF d SKIP LOCKED
   ),
-  ${claimedCte("SELECT id FROM due")}
+  ${claimedCte("SELECT id FROM due")}`;
+const recordAndClaimCappedSql = `
+  WITH ${recordedCte()}, ${cappedClaim}
   ${claimedWithSendDetails}`;
+
+// The follow-up variants (follow-ups.ts): the same record and claim, plus a failed attempt's retry and
+// the auto-disable count, for a batch that holds an outcome of a webhook with such a policy. Their
+// per-outcome arrays come after the parameters of the statement they extend.
+const recordAndClaimFollowUpsSql = `
+  WITH ${recordedCte(recordedForFollowUps(10, 11))}, ${followUpCtes},
+  ${plainClaim}
+  ${withFollowUps(claimedWithSendDetails, webhooksDisabledChannel)}`;
+const recordAndClaimCappedFollowUpsSql = `
+  WITH ${recordedCte(recordedForFollowUps(17, 18))}, ${followUpCtes}, ${cappedClaim}
+  ${withFollowUps(claimedWithSendDetails, webhooksDisabledChannel)}`;
 
 /**
  * Session settings of the connections that run recordAndClaim (the engine's worker pool).
@@ -202,13 +232,32 @@ async function runRecordAndClaim(
       plan.restrictedBudget,
     );
   }
-  const name = capped ? "record-and-claim-capped" : "record-and-claim";
-  const { rows } = await db.query<ClaimedDelivery>({
+  const followUps = outcomes.some((o) => (o.retryInMs ?? null) !== null || o.countsTowardAutoDisable);
+  if (!followUps) {
+    const name = capped ? "record-and-claim-capped" : "record-and-claim";
+    const { rows } = await db.query<ClaimedDelivery>({
+      ...(prepared ? { name } : {}),
+      text: capped ? recordAndClaimCappedSql : recordAndClaimSql,
+      values,
+    });
+    return rows;
+  }
+  values.push(
+    arrayLiteral(outcomes.map((o) => o.retryInMs ?? null)),
+    arrayLiteral(outcomes.map((o) => (o.countsTowardAutoDisable ? "t" : "f"))),
+  );
+  const name = capped ? "record-and-claim-capped-follow-ups" : "record-and-claim-follow-ups";
+  const { rows } = await db.query<
+    Partial<ClaimedDelivery> & { retries_scheduled: number; disabled_ids: number[] | null }
+  >({
     ...(prepared ? { name } : {}),
-    text: capped ? recordAndClaimCappedSql : recordAndClaimSql,
+    text: capped ? recordAndClaimCappedFollowUpsSql : recordAndClaimFollowUpsSql,
     values,
   });
-  return rows;
+  const first = rows[0];
+  if (first && first.retries_scheduled > 0) metrics.retriesScheduled.inc(first.retries_scheduled);
+  if (first?.disabled_ids) metrics.webhooksAutoDisabled.inc(first.disabled_ids.length);
+  return rows.filter((row): row is ClaimedDelivery & typeof row => row.id !== null && row.id !== undefined);
 }
 
 /** Writes outcomes without claiming anything (replays, test events, a worker shutting down). */
@@ -273,13 +322,27 @@ export async function insertLeasedDelivery(
   return rows[0];
 }
 
-export async function queueStats(db: Queryable): Promise<{ depth: number; oldestAgeSeconds: number }> {
-  const { rows } = await db.query<{ depth: number; oldest_age_seconds: number }>(
-    `SELECT count(*)::int AS depth,
-            COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)::float8 AS oldest_age_seconds
-       FROM deliveries WHERE delivered_at IS NULL`,
+/**
+ * The queue as the metrics show it. A retry waiting for its time is not work waiting for a worker: it
+ * is counted apart (waiting) until due, and a due one is as old as the time it has been due.
+ */
+export async function queueStats(
+  db: Queryable,
+): Promise<{ depth: number; oldestAgeSeconds: number; retriesWaiting: number }> {
+  const { rows } = await db.query<{ depth: number; oldest_age_seconds: number; retries_waiting: number }>(
+    `SELECT count(*) FILTER (WHERE NOT waiting)::int AS depth,
+            COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(since) FILTER (WHERE NOT waiting)), 0)::float8
+              AS oldest_age_seconds,
+            count(*) FILTER (WHERE waiting)::int AS retries_waiting
+       FROM (SELECT state = 'scheduled' AND locked_until >= clock_timestamp() AS waiting,
+                    CASE WHEN state = 'scheduled' THEN locked_until ELSE created_at END AS since
+               FROM deliveries WHERE delivered_at IS NULL) unfinished`,
   );
-  return { depth: rows[0]?.depth ?? 0, oldestAgeSeconds: rows[0]?.oldest_age_seconds ?? 0 };
+  return {
+    depth: rows[0]?.depth ?? 0,
+    oldestAgeSeconds: rows[0]?.oldest_age_seconds ?? 0,
+    retriesWaiting: rows[0]?.retries_waiting ?? 0,
+  };
 }
 
 /** An event recorded without queueing deliveries (test events, whose one delivery is sent at once). */

@@ -19,6 +19,8 @@ export interface WorkerOptions {
   /** The delivery timeout: a send open for a quarter of it (at least 5 s) marks its receiver slow. */
   timeoutMs: number;
   pollIntervalMs: number;
+  /** The waits before automatic retries 1–5 (config DELIVERY_RETRY_DELAYS_MS), jittered ±20 %. */
+  retryDelaysMs: number[];
   send: (delivery: OutboundDelivery) => Promise<DeliveryOutcome>;
   logger: Logger;
 }
@@ -30,6 +32,24 @@ const initialReceiverLimit = 2;
 const maxKeptOutcomes = 10_000;
 const gatherMs = 1;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A delivery of a webhook disabled since it was queued is not sent: it is recorded as a failed attempt
+ * with this message, so it shows in the webhook's deliveries and can be retried once it is enabled.
+ */
+export const notSentDisabledMessage = (webhookId: number): string =>
+  `Not sent: webhook ${webhookId} was disabled after this delivery was queued. Enable it and retry this delivery to send it.`;
+
+function notSentOutcome(delivery: ClaimedDelivery): DeliveryOutcome {
+  return {
+    success: false,
+    statusCode: 0,
+    responseBody: "",
+    errorMessage: notSentDisabledMessage(delivery.webhook_id),
+    failure: null,
+    durationMs: 0,
+  };
+}
 
 /** Records an attempt's outcome in the metrics. */
 export function observeOutcome(
@@ -232,6 +252,15 @@ export class DeliveryWorker {
     }
   }
 
+  /** When the next attempt is due after this one, or null when none follows automatically. */
+  private retryDelay(delivery: ClaimedDelivery, outcome: DeliveryOutcome): number | null {
+    const max = delivery.retry_max_attempts;
+    if (outcome.success || max === null || delivery.attempt_number >= max) return null;
+    const delays = this.options.retryDelaysMs;
+    const base = delays[Math.min(delivery.attempt_number, delays.length) - 1] ?? 0;
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+
   private startSend(delivery: ClaimedDelivery): void {
     this.limits.started(delivery.webhook_id, delivery.id);
     metrics.inFlight.inc();
@@ -242,6 +271,14 @@ export class DeliveryWorker {
   private async send(delivery: ClaimedDelivery): Promise<void> {
     let outcome: DeliveryOutcome | undefined;
     try {
+      if (!delivery.enabled) {
+        this.pendingOutcomes.push({
+          id: delivery.id,
+          outcome: notSentOutcome(delivery),
+          deliveredAtMs: Date.now(),
+        });
+        return;
+      }
       outcome = await this.options.send({
         url: delivery.url,
         body: delivery.body,
@@ -250,7 +287,13 @@ export class DeliveryWorker {
         secret: delivery.secret,
       });
       observeOutcome(delivery, outcome);
-      this.pendingOutcomes.push({ id: delivery.id, outcome, deliveredAtMs: Date.now() });
+      this.pendingOutcomes.push({
+        id: delivery.id,
+        outcome,
+        deliveredAtMs: Date.now(),
+        retryInMs: this.retryDelay(delivery, outcome),
+        countsTowardAutoDisable: delivery.auto_disable,
+      });
     } finally {
       this.inFlight.delete(delivery.id);
       this.limits.finished(delivery.webhook_id, delivery.id, outcome);
