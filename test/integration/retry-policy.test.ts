@@ -293,3 +293,97 @@ describe("deliveries queued for a webhook that is then disabled", () => {
     expect(requestsTo("/disabled-later")).toHaveLength(1);
   });
 });
+
+describe("auto_disable", () => {
+  const disabledTotal = async () => (await metrics.webhooksAutoDisabled.get()).values[0]?.value ?? 0;
+
+  it("disables a webhook after N failed deliveries in a row, records why, and enabling clears it", async () => {
+    answers("/dead", [500]);
+    const id = await createWebhook("/dead", { auto_disable: { after_failures: 3, min_duration_seconds: 0 } });
+    const path = `/projects/${projectId}/webhooks/${id}`;
+    const countedBefore = await disabledTotal();
+    // Two failures: still enabled.
+    await emit();
+    await emit();
+    await waitForAttempts(id, 2);
+    expect((await service.api("GET", path)).body).toMatchObject({ enabled: true, disabled_reason: null });
+    await emit();
+    const disabled = await eventually(async () => {
+      const webhook = (await service.api("GET", path)).body;
+      return webhook.enabled ? undefined : webhook;
+    });
+    expect(disabled.disabled_reason).toMatch(
+      /^Disabled automatically: 3 deliveries in a row failed since \d{4}-\d\d-\d\dT[\d:.]+Z \(auto_disable: after 3 failures over at least 0 s\)\./,
+    );
+    expect(Date.parse(disabled.disabled_at)).not.toBeNaN();
+    expect(await disabledTotal()).toBe(countedBefore + 1);
+    // Disabled: new events queue nothing for it.
+    await emit();
+    const { rows } = await service.pool.query(
+      "SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1",
+      [id],
+    );
+    expect(rows[0].n).toBe(3);
+    expect(requestsTo("/dead")).toHaveLength(3);
+
+    const enabled = await service.api("PUT", path, { body: { enabled: true } });
+    expect(enabled.body).toMatchObject({ enabled: true, disabled_reason: null, disabled_at: null });
+    // The run starts again from zero: two more failures leave it enabled.
+    await emit();
+    await emit();
+    await waitForAttempts(id, 5);
+    expect((await service.api("GET", path)).body.enabled).toBe(true);
+    expect(await disabledTotal()).toBe(countedBefore + 1);
+  });
+
+  it("a success ends the run of failures", async () => {
+    answers("/flaky", [500, 500, 200, 500, 500]);
+    const id = await createWebhook("/flaky", {
+      auto_disable: { after_failures: 3, min_duration_seconds: 0 },
+    });
+    for (let i = 0; i < 5; i++) {
+      await emit();
+      await waitForAttempts(id, i + 1);
+    }
+    expect((await service.api("GET", `/projects/${projectId}/webhooks/${id}`)).body.enabled).toBe(true);
+    const { rows } = await service.pool.query("SELECT consecutive_failures FROM webhooks WHERE id = $1", [
+      id,
+    ]);
+    expect(rows[0].consecutive_failures).toBe(2);
+  });
+
+  it("waits for min_duration_seconds however many deliveries failed", async () => {
+    answers("/young", [500]);
+    const id = await createWebhook("/young", {
+      auto_disable: { after_failures: 2, min_duration_seconds: 3600 },
+    });
+    for (let i = 0; i < 4; i++) await emit();
+    await waitForAttempts(id, 4);
+    expect((await service.api("GET", `/projects/${projectId}/webhooks/${id}`)).body.enabled).toBe(true);
+    // The failures began an hour ago: the next one disables it.
+    await service.pool.query(
+      "UPDATE webhooks SET failing_since = failing_since - interval '1 hour' WHERE id = $1",
+      [id],
+    );
+    await emit();
+    const webhook = await eventually(async () => {
+      const found = (await service.api("GET", `/projects/${projectId}/webhooks/${id}`)).body;
+      return found.enabled ? undefined : found;
+    });
+    expect(webhook.disabled_reason).toContain("5 deliveries in a row failed");
+  });
+
+  it("schedules no retry for the failure that disables the webhook", async () => {
+    answers("/dead-retrying", [500]);
+    const id = await createWebhook("/dead-retrying", {
+      retry_policy: { max_attempts: 6 },
+      auto_disable: { after_failures: 2, min_duration_seconds: 0 },
+    });
+    await emit();
+    // Attempt 1 fails, attempt 2 (its retry) fails and disables: no attempt 3 is scheduled.
+    const list = await waitForAttempts(id, 2);
+    expect(list.map((d) => d.attempt_number)).toEqual([1, 2]);
+    expect((await service.api("GET", `/projects/${projectId}/webhooks/${id}`)).body.enabled).toBe(false);
+    expect(await unfinished(id)).toEqual([]);
+  });
+});
