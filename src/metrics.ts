@@ -85,7 +85,7 @@ export const metrics = {
   }),
   queueDepth: new client.Gauge({
     name: `${prefix}delivery_queue_depth`,
-    help: "Deliveries due and not yet finished (queued, due retries, in flight), across all replicas",
+    help: "Deliveries recorded but not yet finished (queued or in flight), across all replicas",
     registers: [registry],
   }),
   retriesScheduled: new client.Counter({
@@ -95,7 +95,7 @@ export const metrics = {
   }),
   retriesWaiting: new client.Gauge({
     name: `${prefix}delivery_retries_waiting`,
-    help: "Automatic retries scheduled and not yet due, across all replicas (not in the queue depth)",
+    help: "Automatic retries waiting to be queued, across all replicas (not in the queue depth)",
     registers: [registry],
   }),
   webhooksAutoDisabled: new client.Counter({

@@ -24,11 +24,9 @@ const reachesLimit = `w.enabled AND ${failuresAfter} >= w.auto_disable_after_fai
  * - policies: the webhooks of the recorded outcomes, locked in id order (two workers' statements never
  *   wait on each other in opposite orders). The lock also keeps a webhook from being deleted under a
  *   retry being inserted, as FOR KEY SHARE does for every other writer of deliveries (migration 003).
- * - retried: the next attempt of each failed one whose webhook (still enabled) allows it. Its number is
- *   one above the event's highest, as for a manual retry (engine.ts); a manual retry inserting the same
- *   number at the same instant wins the unique index (003), and this one yields to it (DO NOTHING)
- *   rather than failing the statement and the outcomes it records. It waits as 'scheduled' with
- *   locked_until = its due time: the claims' due-row condition picks it up once that time passes.
+ * - retried: the next attempt of each failed one whose webhook (still enabled) allows it, one above the
+ *   event's highest attempt, waiting in scheduled_retries (migration 011 says why not in deliveries)
+ *   until queueDueRetries (outbox.ts) queues it.
  * - counted/disabled: the run of failures of webhooks with auto-disable on; a webhook whose run reached
  *   after_failures and lasted min_duration_seconds is disabled, with the reason recorded.
  */
@@ -67,8 +65,8 @@ export const followUpCtes = `
        AND (t.failures > 0 OR w.consecutive_failures > 0)
     RETURNING w.id, w.enabled
   ), retried AS (
-    INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number, state, locked_until)
-    SELECT r.webhook_id, r.event_id, r.event_type, n.attempt_number, 'scheduled',
+    INSERT INTO scheduled_retries (webhook_id, event_id, event_type, attempt_number, due_at)
+    SELECT r.webhook_id, r.event_id, r.event_type, n.attempt_number,
            clock_timestamp() + r.retry_in_ms * interval '1 millisecond'
       FROM recorded r
       JOIN policies p ON p.id = r.webhook_id
@@ -82,7 +80,7 @@ export const followUpCtes = `
        -- not for a webhook this very batch disabled: its retry would never be sent
        AND NOT EXISTS (SELECT 1 FROM counted c WHERE c.id = r.webhook_id AND NOT c.enabled)
      ORDER BY r.id
-    ON CONFLICT (webhook_id, event_id, attempt_number) WHERE attempt_number > 1 DO NOTHING
+    ON CONFLICT (webhook_id, event_id, attempt_number) DO NOTHING
     RETURNING id
   ), follow_ups AS (
     SELECT (SELECT count(*) FROM retried)::int AS retries_scheduled,

@@ -1,6 +1,7 @@
 import { arrayLiteral } from "../db/array-literal.js";
 import type { Queryable } from "../db/pool.js";
 import { metrics } from "../metrics.js";
+import { deliveriesChannel } from "./emit.js";
 import { followUpCtes, recordedForFollowUps, withFollowUps } from "./follow-ups.js";
 import type { ClaimPlan } from "./receiver-limits.js";
 import type { DeliveryOutcome } from "./sender.js";
@@ -322,27 +323,61 @@ export async function insertLeasedDelivery(
   return rows[0];
 }
 
-/**
- * The queue as the metrics show it. A retry waiting for its time is not work waiting for a worker: it
- * is counted apart (waiting) until due, and a due one is as old as the time it has been due.
- */
+/** The queue as the metrics show it; automatic retries waiting for their time are counted apart. */
 export async function queueStats(
   db: Queryable,
 ): Promise<{ depth: number; oldestAgeSeconds: number; retriesWaiting: number }> {
   const { rows } = await db.query<{ depth: number; oldest_age_seconds: number; retries_waiting: number }>(
-    `SELECT count(*) FILTER (WHERE NOT waiting)::int AS depth,
-            COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(since) FILTER (WHERE NOT waiting)), 0)::float8
-              AS oldest_age_seconds,
-            count(*) FILTER (WHERE waiting)::int AS retries_waiting
-       FROM (SELECT state = 'scheduled' AND locked_until >= clock_timestamp() AS waiting,
-                    CASE WHEN state = 'scheduled' THEN locked_until ELSE created_at END AS since
-               FROM deliveries WHERE delivered_at IS NULL) unfinished`,
+    `SELECT count(*)::int AS depth,
+            COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)::float8 AS oldest_age_seconds,
+            (SELECT count(*)::int FROM scheduled_retries) AS retries_waiting
+       FROM deliveries WHERE delivered_at IS NULL`,
   );
   return {
     depth: rows[0]?.depth ?? 0,
     oldestAgeSeconds: rows[0]?.oldest_age_seconds ?? 0,
     retriesWaiting: rows[0]?.retries_waiting ?? 0,
   };
+}
+
+/**
+ * Moves automatic retries whose time came from scheduled_retries into the queue (at most `limit`, the
+ * longest due first), and wakes the workers of every replica when it queued any. Workers run it on
+ * their poll tick, so a retry is queued within DELIVERY_POLL_INTERVAL_MS of its due time. SKIP LOCKED:
+ * replicas doing the same take different rows. Each retry is numbered one above the event's highest
+ * attempt now; it is dropped when that exceeds the webhook's current retry policy (turned off or
+ * lowered meanwhile: the chain stops), when its webhook is gone, or when a manual retry takes the same
+ * number at the same instant (the unique index of 003; the manual one is the retry then).
+ */
+export async function queueDueRetries(db: Queryable, limit: number): Promise<number> {
+  const { rows } = await db.query<{ queued: number }>(
+    `WITH due AS (
+       SELECT id FROM scheduled_retries WHERE due_at <= clock_timestamp()
+        ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED
+     ), taken AS (
+       DELETE FROM scheduled_retries s USING due WHERE s.id = due.id
+       RETURNING s.webhook_id, s.event_id, s.event_type, s.attempt_number
+     ), policies AS (
+       SELECT id, retry_max_attempts FROM webhooks WHERE id IN (SELECT webhook_id FROM taken) FOR KEY SHARE
+     ), queued AS (
+       INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number)
+       SELECT t.webhook_id, t.event_id, t.event_type, n.attempt_number
+         FROM taken t
+         JOIN policies p ON p.id = t.webhook_id
+        CROSS JOIN LATERAL (
+          SELECT GREATEST(t.attempt_number - 1, (SELECT max(x.attempt_number) FROM deliveries x
+                                                  WHERE x.webhook_id = t.webhook_id AND x.event_id = t.event_id
+                                                    AND x.attempt_number > 1)) + 1 AS attempt_number
+        ) n
+        WHERE n.attempt_number <= p.retry_max_attempts
+       ON CONFLICT (webhook_id, event_id, attempt_number) WHERE attempt_number > 1 DO NOTHING
+       RETURNING id
+     )
+     SELECT count(*)::int AS queued, CASE WHEN count(*) > 0 THEN pg_notify($2, '') END::text AS notified
+       FROM queued`,
+    [limit, deliveriesChannel],
+  );
+  return rows[0]?.queued ?? 0;
 }
 
 /** An event recorded without queueing deliveries (test events, whose one delivery is sent at once). */

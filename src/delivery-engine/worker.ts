@@ -4,7 +4,13 @@ import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
 import { deliveriesChannel } from "./emit.js";
-import { type ClaimedDelivery, type RecordedOutcome, recordAndClaim, releaseClaims } from "./outbox.js";
+import {
+  type ClaimedDelivery,
+  queueDueRetries,
+  type RecordedOutcome,
+  recordAndClaim,
+  releaseClaims,
+} from "./outbox.js";
 import { ReceiverLimits } from "./receiver-limits.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 
@@ -26,6 +32,8 @@ export interface WorkerOptions {
 }
 
 const outcomeBatchSize = 500;
+/** Due retries queued per poll tick at most; more wait for the next tick (or another replica). */
+const dueRetriesBatchSize = 1_000;
 /** Deliveries a webhook may have in flight before its receiver has answered once (receiver-limits.ts). */
 const initialReceiverLimit = 2;
 /** Outcomes kept in memory while the database is out of reach (a few MB at most). */
@@ -78,6 +86,7 @@ export class DeliveryWorker {
   private readonly limits: ReceiverLimits;
   private pendingOutcomes: RecordedOutcome[] = [];
   private turning: Promise<void> | undefined;
+  private queueingRetries: Promise<void> | undefined;
   private turnAgain = false;
   /** False once a claim came back short: no need to ask again until woken. */
   private queueMayHaveWork = true;
@@ -106,8 +115,31 @@ export class DeliveryWorker {
       this.options.logger.warn({ err: error }, "LISTEN failed; relying on polling until it reconnects");
       this.scheduleReconnect(1_000);
     });
-    this.pollTimer = setInterval(() => this.wake(), this.options.pollIntervalMs);
+    this.pollTimer = setInterval(() => {
+      this.queueDueRetries();
+      this.wake();
+    }, this.options.pollIntervalMs);
+    this.queueDueRetries();
     this.wake();
+  }
+
+  /**
+   * Queues the automatic retries that are due (outbox.ts), apart from the turn loop so its statement
+   * stays as it is. The NOTIFY it sends wakes this worker and the others; a failure waits for the next
+   * tick (the retries stay where they are, in the database).
+   */
+  private queueDueRetries(): void {
+    if (this.queueingRetries || this.stopped) return;
+    this.queueingRetries = queueDueRetries(this.options.pool, dueRetriesBatchSize)
+      .then((queued) => {
+        if (queued > 0) this.wake();
+      })
+      .catch((error: unknown) => {
+        this.options.logger.warn({ err: error }, "queueing due retries failed; the next poll tries again");
+      })
+      .finally(() => {
+        this.queueingRetries = undefined;
+      });
   }
 
   /** Something may be due: claim now (or right after the turn in progress). */
@@ -124,6 +156,7 @@ export class DeliveryWorker {
     clearTimeout(this.retryTimer);
     clearTimeout(this.gatherTimer);
     await this.listener?.end().catch(() => {});
+    await this.queueingRetries;
     await Promise.race([Promise.all(this.inFlight.values()), sleep(timeoutMs)]);
     // Record what finished; a stopped worker's turns claim nothing.
     this.kick();

@@ -58,10 +58,12 @@ async function attempts(webhookId: number, on: TestService = service) {
   );
 }
 
-/** Rows of the webhook not yet finished: queued, scheduled (a retry waiting) or in flight. */
+/** What the webhook has not finished: deliveries queued or in flight, and retries waiting ('scheduled'). */
 async function unfinished(webhookId: number, on: TestService = service) {
   const { rows } = await on.pool.query<{ state: string; attempt_number: number }>(
-    "SELECT state, attempt_number FROM deliveries WHERE webhook_id = $1 AND delivered_at IS NULL",
+    `SELECT state, attempt_number FROM deliveries WHERE webhook_id = $1 AND delivered_at IS NULL
+     UNION ALL
+     SELECT 'scheduled', attempt_number FROM scheduled_retries WHERE webhook_id = $1`,
     [webhookId],
   );
   return rows;
@@ -172,7 +174,7 @@ describe("automatic retries", () => {
     expect(requestsTo("/recovers")).toHaveLength(2);
   });
 
-  it("numbers a retry above a manual retry made while it waited", async () => {
+  it("numbers a retry above a manual retry made while it waited, and counts that toward max_attempts", async () => {
     const slow = await startTestService(
       { DELIVERY_RETRY_DELAYS_MS: "600000,600000,600000,600000,600000", DELIVERY_POLL_INTERVAL_MS: "50" },
       { database: undefined },
@@ -191,29 +193,54 @@ describe("automatic retries", () => {
       const emitted = await withTransaction(slow.pool, (client) =>
         emitEvent(client, { eventType: "deployment.failed", projectId: project, payload: {} }),
       );
-      // Attempt 1 failed; attempt 2 waits ten minutes.
+      // Attempt 1 failed; attempt 2 waits ten minutes, outside the queue.
       const waiting = await eventually(async () => {
         const { rows } = await slow.pool.query(
-          "SELECT id, state, attempt_number, event_id, locked_by FROM deliveries WHERE webhook_id = $1 AND delivered_at IS NULL",
+          "SELECT attempt_number, event_id FROM scheduled_retries WHERE webhook_id = $1",
           [id],
         );
-        return rows.length === 1 && rows[0].attempt_number === 2 ? rows[0] : undefined;
+        return rows[0];
       });
-      expect(waiting).toMatchObject({
-        state: "scheduled",
-        attempt_number: 2,
-        event_id: emitted.envelope.id,
-        locked_by: null,
-      });
+      expect(waiting).toEqual({ attempt_number: 2, event_id: emitted.envelope.id });
       const first = (await slow.api("GET", `/projects/${project}/webhooks/${id}/deliveries`)).body[0];
       const replay = await slow.api(
         "POST",
         `/projects/${project}/webhooks/${id}/deliveries/${first.id}/retry`,
       );
-      expect(replay.body).toMatchObject({ success: false, attempt_number: 3 });
+      expect(replay.body).toMatchObject({ success: false, attempt_number: 2 });
+
+      // Ten minutes pass: the waiting retry is numbered above the manual one, and is the third attempt.
+      await slow.pool.query("UPDATE scheduled_retries SET due_at = clock_timestamp() WHERE webhook_id = $1", [
+        id,
+      ]);
+      const list = await eventually(async () => {
+        const found = (await slow.api("GET", `/projects/${project}/webhooks/${id}/deliveries`)).body;
+        return found.length === 3 ? found : undefined;
+      });
+      expect(list.map((d: Record<string, unknown>) => d.attempt_number)).toEqual([3, 2, 1]);
+      // max_attempts (3) reached: nothing more waits.
+      expect(await unfinished(id, slow)).toEqual([]);
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe("waiting retries", () => {
+  it("go with their webhook when it is deleted", async () => {
+    const id = await createWebhook("/deleted", { retry_policy: { max_attempts: 2 } });
+    const emitted = await emit();
+    await service.pool.query(
+      `INSERT INTO scheduled_retries (webhook_id, event_id, event_type, attempt_number, due_at)
+       VALUES ($1, $2, 'deployment.failed', 2, clock_timestamp() + interval '1 hour')`,
+      [id, emitted.envelope.id],
+    );
+    expect((await service.api("DELETE", `/projects/${projectId}/webhooks/${id}`)).status).toBe(204);
+    const { rows } = await service.pool.query(
+      "SELECT count(*)::int AS n FROM scheduled_retries WHERE webhook_id = $1",
+      [id],
+    );
+    expect(rows[0].n).toBe(0);
   });
 });
 
@@ -251,7 +278,7 @@ describe("a scheduled retry survives a restart", () => {
       expect(await unfinished(id, second)).toEqual([{ state: "scheduled", attempt_number: 2 }]);
       // Ten minutes pass (the retry's due time is moved instead of waiting for it).
       await second.pool.query(
-        "UPDATE deliveries SET locked_until = clock_timestamp() WHERE webhook_id = $1 AND state = 'scheduled'",
+        "UPDATE scheduled_retries SET due_at = clock_timestamp() WHERE webhook_id = $1",
         [id],
       );
       const on = second;

@@ -19,10 +19,33 @@ ALTER TABLE webhooks
   ADD COLUMN owner_generation bigint,
   ADD CHECK ((auto_disable_after_failures IS NULL) = (auto_disable_min_seconds IS NULL));
 
--- A retry waits in state 'scheduled' with locked_until = when it is due and locked_by null. The
--- workers' due-row condition (state = 'queued' OR locked_until < now) takes it once that time passes,
--- so the claim statement is unchanged, and the row is durable like any queued one. state and
--- locked_until stay out of every index (claims remain HOT updates, see 001 and 002).
-ALTER TABLE deliveries DROP CONSTRAINT deliveries_state_check;
-ALTER TABLE deliveries ADD CONSTRAINT deliveries_state_check
-  CHECK (state IN ('queued', 'scheduled', 'in_flight', 'done'));
+-- Automatic retries waiting for their time. They are kept out of deliveries on purpose: the workers'
+-- claim walks the unfinished rows of deliveries in id order (its partial index cannot tell a waiting
+-- row from a due one without indexing state, which would end HOT claims), so every waiting retry there
+-- would be read by every claim. Measured with an empty queue: 0.74 ms per claim with none waiting,
+-- 2.2 ms with 10,000, 8.0 ms with 50,000 (a dead receiver with retries at a few events per second).
+-- Here they cost nothing until due; a worker then moves them into deliveries as queued rows
+-- (outbox.ts, queueDueRetries). attempt_number is the number the retry is meant to take.
+CREATE TABLE scheduled_retries (
+  id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  webhook_id      bigint NOT NULL,
+  event_id        uuid NOT NULL,
+  event_type      text NOT NULL,
+  attempt_number  integer NOT NULL CHECK (attempt_number > 1),
+  due_at          timestamptz(3) NOT NULL,
+  created_at      timestamptz(3) NOT NULL DEFAULT clock_timestamp(),
+  UNIQUE (webhook_id, event_id, attempt_number)
+);
+CREATE INDEX scheduled_retries_due ON scheduled_retries (due_at);
+
+-- A webhook's waiting retries go with it, like its deliveries (003, 008): the same trigger function,
+-- now also emptying scheduled_retries (its unique key leads with webhook_id).
+CREATE OR REPLACE FUNCTION delete_webhook_deliveries() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  -- One statement per partial index that covers the rows, unfinished first (see 008).
+  DELETE FROM deliveries WHERE webhook_id = OLD.id AND delivered_at IS NULL;
+  DELETE FROM deliveries WHERE webhook_id = OLD.id AND delivered_at IS NOT NULL;
+  DELETE FROM scheduled_retries WHERE webhook_id = OLD.id;
+  RETURN NULL;
+END
+$$;
