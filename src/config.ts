@@ -40,6 +40,22 @@ const configSchema = z.object({
   DELIVERY_POLL_INTERVAL_MS: wholeNumber(10).default(2_000),
   DELIVERY_RESPONSE_BODY_LIMIT_BYTES: wholeNumber(0, 1_048_576).default(4_096),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(true),
+  // The waits before retries 1–5 of a webhook with a retry policy (before attempts 2–6).
+  DELIVERY_RETRY_DELAYS_MS: z
+    .string()
+    .default("5000,60000,300000,1800000,7200000")
+    .transform((value, ctx) => {
+      const parts = value.split(",").map((part) => part.trim());
+      if (parts.length !== 5 || parts.some((part) => !/^\d+$/.test(part) || Number(part) > 86_400_000)) {
+        ctx.addIssue({
+          code: "custom",
+          message:
+            "must be five comma-separated whole numbers of milliseconds (each at most 86400000), the waits before retries 1 to 5, such as 5000,60000,300000,1800000,7200000",
+        });
+        return z.NEVER;
+      }
+      return parts.map(Number);
+    }),
   DASHBOARD_ENABLED: booleanFromEnv.default(true),
   RETENTION_DAYS: wholeNumber(0, 36_500).default(30),
   DELIVERY_ALLOWED_DESTINATIONS: z
@@ -102,6 +118,8 @@ export interface Config {
     leaseMs: number;
     pollIntervalMs: number;
     responseBodyLimitBytes: number;
+    /** The waits before automatic retries 1–5 (webhooks with a retry policy), ±20 % jitter. */
+    retryDelaysMs: number[];
     allowPrivateNetworks: boolean;
     /** Private destinations the admin allows even when allowPrivateNetworks is false. */
     allowedDestinations: { entries: string[]; list: AllowList } | undefined;
@@ -178,6 +196,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       leaseMs: e.DELIVERY_LEASE_MS,
       pollIntervalMs: e.DELIVERY_POLL_INTERVAL_MS,
       responseBodyLimitBytes: e.DELIVERY_RESPONSE_BODY_LIMIT_BYTES,
+      retryDelaysMs: e.DELIVERY_RETRY_DELAYS_MS,
       allowPrivateNetworks: e.DELIVERY_ALLOW_PRIVATE_NETWORKS,
       allowedDestinations: e.DELIVERY_ALLOWED_DESTINATIONS,
     },

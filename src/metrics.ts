@@ -94,6 +94,21 @@ export const metrics = {
     labelNames: ["table"] as const,
     registers: [registry],
   }),
+  retriesScheduled: new client.Counter({
+    name: `${prefix}delivery_retries_scheduled_total`,
+    help: "Automatic retries scheduled after failed attempts (webhooks with a retry policy)",
+    registers: [registry],
+  }),
+  retriesWaiting: new client.Gauge({
+    name: `${prefix}delivery_retries_waiting`,
+    help: "Automatic retries waiting to be queued, across all replicas (not in the queue depth)",
+    registers: [registry],
+  }),
+  webhooksAutoDisabled: new client.Counter({
+    name: `${prefix}webhooks_auto_disabled_total`,
+    help: "Webhooks disabled automatically after a run of failed deliveries (webhooks with auto_disable)",
+    registers: [registry],
+  }),
   queueOldestAge: new client.Gauge({
     name: `${prefix}delivery_queue_oldest_age_seconds`,
     help: "Age of the oldest unfinished delivery, in seconds (0 when the queue is empty)",

@@ -93,6 +93,7 @@ export function createDeliveryEngine(options: {
     leaseMs: config.leaseMs,
     timeoutMs: config.timeoutMs,
     pollIntervalMs: config.pollIntervalMs,
+    retryDelaysMs: config.retryDelaysMs,
     send,
     logger: logger.child({ component: "delivery-worker" }),
   });

@@ -1,5 +1,8 @@
 import { arrayLiteral } from "../db/array-literal.js";
 import type { Queryable } from "../db/pool.js";
+import { metrics } from "../metrics.js";
+import { deliveriesChannel } from "./emit.js";
+import { followUpCtes, recordedForFollowUps, withFollowUps } from "./follow-ups.js";
 import type { ClaimPlan } from "./receiver-limits.js";
 import type { DeliveryOutcome } from "./sender.js";
 
@@ -13,6 +16,11 @@ export interface ClaimedDelivery {
   body: string;
   /** When the event was recorded, in ms since the epoch. */
   event_created_ms: number;
+  attempt_number: number;
+  /** The webhook as the claim saw it: disabled webhooks' deliveries are not sent (README). */
+  enabled: boolean;
+  retry_max_attempts: number | null;
+  auto_disable: boolean;
 }
 
 export interface RecordedOutcome {
@@ -20,7 +28,14 @@ export interface RecordedOutcome {
   outcome: DeliveryOutcome;
   /** When the outcome was known, in ms since the epoch. */
   deliveredAtMs: number;
+  /** A failed attempt of a webhook with a retry policy: schedule the next attempt this much later. */
+  retryInMs?: number | null;
+  /** A real attempt of a webhook with auto-disable on: it counts toward (or resets) its failures. */
+  countsTowardAutoDisable?: boolean;
 }
+
+/** Postgres NOTIFY channel naming the webhooks a worker just disabled automatically (ids, comma-separated). */
+export const webhooksDisabledChannel = "webhook_operator_webhooks_disabled";
 
 export interface ClaimRequest {
   limit: number;
@@ -38,7 +53,7 @@ export interface ClaimRequest {
 //   dropped (the receiver saw the same delivery twice, which at-least-once allows). Each row finds
 //   its outcome by its position in the id array rather than by joining an unnest: the filter is
 //   estimated at ~1 row, and with that estimate the planner joins by rescanning the unnest per row.
-const recordedCte = `
+const recordedCte = (returning = "d.id") => `
   recorded AS (
     UPDATE deliveries d
        SET state = 'done', success = ($3::boolean[])[array_position($2::bigint[], d.id)],
@@ -48,7 +63,7 @@ const recordedCte = `
            delivered_at = to_timestamp(($7::float8[])[array_position($2::bigint[], d.id)] / 1000),
            locked_by = NULL, locked_until = NULL
      WHERE d.id = ANY ($2::bigint[]) AND d.delivered_at IS NULL
-    RETURNING d.id
+    RETURNING ${returning}
   )`;
 
 // Due rows are the queued ones and in-flight ones whose lease expired (their worker died), oldest
@@ -63,20 +78,24 @@ const claimedCte = (from: string) => `
     UPDATE deliveries d
        SET state = 'in_flight', locked_by = $1, locked_until = clock_timestamp() + $9 * interval '1 millisecond'
      WHERE d.id IN (${from})
-    RETURNING d.id, d.webhook_id, d.event_id, d.event_type
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number
   )`;
 const claimedWithSendDetails = `
   SELECT c.id, c.webhook_id, c.event_type, w.url, w.secret, e.envelope AS body,
-         EXTRACT(EPOCH FROM e.created_at)::float8 * 1000 AS event_created_ms
+         EXTRACT(EPOCH FROM e.created_at)::float8 * 1000 AS event_created_ms, c.attempt_number,
+         w.enabled, w.retry_max_attempts, w.auto_disable_after_failures IS NOT NULL AS auto_disable
     FROM claimed c
     JOIN webhooks w ON w.id = c.webhook_id
     JOIN events e ON e.id = c.event_id
    ORDER BY c.id`;
 
 /** The claim when no webhook can reach its cap: the oldest $8 due rows. */
+const plainClaim = claimedCte(
+  `SELECT id FROM deliveries WHERE ${dueRows} ORDER BY id LIMIT $8 FOR UPDATE SKIP LOCKED`,
+);
 const recordAndClaimSql = `
-  WITH ${recordedCte},
-  ${claimedCte(`SELECT id FROM deliveries WHERE ${dueRows} ORDER BY id LIMIT $8 FOR UPDATE SKIP LOCKED`)}
+  WITH ${recordedCte()},
+  ${plainClaim}
   ${claimedWithSendDetails}`;
 
 // The claim when a limit can bind (receiver-limits.ts): no webhook gets more than its allowance ($11,
@@ -89,8 +108,7 @@ const recordAndClaimSql = `
 // once: joined instead, statistics taken while the queue was empty (the estimate is then 1 row on each
 // side) made the planner rescan the chosen ids once per unfinished row (measured: 320 ms per claim
 // with 20k queued, against 2 ms).
-const recordAndClaimCappedSql = `
-  WITH ${recordedCte}, candidates AS (
+const cappedClaim = `candidates AS (
     SELECT id, webhook_id FROM deliveries
      WHERE ${dueRows} AND webhook_id <> ALL ($13::bigint[])
        AND ($14::bigint[] IS NULL OR webhook_id = ANY ($14::bigint[]))
@@ -116,8 +134,21 @@ const recordAndClaimCappedSql = `
      WHERE d.id = ANY (ARRAY(SELECT id FROM within_limits)) AND ${dueRows}
        FOR UPDATE OF d SKIP LOCKED
   ),
-  ${claimedCte("SELECT id FROM due")}
+  ${claimedCte("SELECT id FROM due")}`;
+const recordAndClaimCappedSql = `
+  WITH ${recordedCte()}, ${cappedClaim}
   ${claimedWithSendDetails}`;
+
+// The follow-up variants (follow-ups.ts): the same record and claim, plus a failed attempt's retry and
+// the auto-disable count, for a batch that holds an outcome of a webhook with such a policy. Their
+// per-outcome arrays come after the parameters of the statement they extend.
+const recordAndClaimFollowUpsSql = `
+  WITH ${recordedCte(recordedForFollowUps(10, 11))}, ${followUpCtes},
+  ${plainClaim}
+  ${withFollowUps(claimedWithSendDetails, webhooksDisabledChannel)}`;
+const recordAndClaimCappedFollowUpsSql = `
+  WITH ${recordedCte(recordedForFollowUps(17, 18))}, ${followUpCtes}, ${cappedClaim}
+  ${withFollowUps(claimedWithSendDetails, webhooksDisabledChannel)}`;
 
 /**
  * Session settings of the connections that run recordAndClaim (the engine's worker pool).
@@ -208,13 +239,32 @@ async function runRecordAndClaim(
       plan.restrictedBudget,
     );
   }
-  const name = capped ? "record-and-claim-capped" : "record-and-claim";
-  const { rows } = await db.query<ClaimedDelivery>({
+  const followUps = outcomes.some((o) => (o.retryInMs ?? null) !== null || o.countsTowardAutoDisable);
+  if (!followUps) {
+    const name = capped ? "record-and-claim-capped" : "record-and-claim";
+    const { rows } = await db.query<ClaimedDelivery>({
+      ...(prepared ? { name } : {}),
+      text: capped ? recordAndClaimCappedSql : recordAndClaimSql,
+      values,
+    });
+    return rows;
+  }
+  values.push(
+    arrayLiteral(outcomes.map((o) => o.retryInMs ?? null)),
+    arrayLiteral(outcomes.map((o) => (o.countsTowardAutoDisable ? "t" : "f"))),
+  );
+  const name = capped ? "record-and-claim-capped-follow-ups" : "record-and-claim-follow-ups";
+  const { rows } = await db.query<
+    Partial<ClaimedDelivery> & { retries_scheduled: number; disabled_ids: number[] | null }
+  >({
     ...(prepared ? { name } : {}),
-    text: capped ? recordAndClaimCappedSql : recordAndClaimSql,
+    text: capped ? recordAndClaimCappedFollowUpsSql : recordAndClaimFollowUpsSql,
     values,
   });
-  return rows;
+  const first = rows[0];
+  if (first && first.retries_scheduled > 0) metrics.retriesScheduled.inc(first.retries_scheduled);
+  if (first?.disabled_ids) metrics.webhooksAutoDisabled.inc(first.disabled_ids.length);
+  return rows.filter((row): row is ClaimedDelivery & typeof row => row.id !== null && row.id !== undefined);
 }
 
 /** Writes outcomes without claiming anything (replays, test events, a worker shutting down). */
@@ -287,13 +337,61 @@ export async function eventExists(db: Queryable, eventId: string): Promise<boole
   return rows.length > 0;
 }
 
-export async function queueStats(db: Queryable): Promise<{ depth: number; oldestAgeSeconds: number }> {
-  const { rows } = await db.query<{ depth: number; oldest_age_seconds: number }>(
+/** The queue as the metrics show it; automatic retries waiting for their time are counted apart. */
+export async function queueStats(
+  db: Queryable,
+): Promise<{ depth: number; oldestAgeSeconds: number; retriesWaiting: number }> {
+  const { rows } = await db.query<{ depth: number; oldest_age_seconds: number; retries_waiting: number }>(
     `SELECT count(*)::int AS depth,
-            COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)::float8 AS oldest_age_seconds
+            COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)::float8 AS oldest_age_seconds,
+            (SELECT count(*)::int FROM scheduled_retries) AS retries_waiting
        FROM deliveries WHERE delivered_at IS NULL`,
   );
-  return { depth: rows[0]?.depth ?? 0, oldestAgeSeconds: rows[0]?.oldest_age_seconds ?? 0 };
+  return {
+    depth: rows[0]?.depth ?? 0,
+    oldestAgeSeconds: rows[0]?.oldest_age_seconds ?? 0,
+    retriesWaiting: rows[0]?.retries_waiting ?? 0,
+  };
+}
+
+/**
+ * Moves automatic retries whose time came from scheduled_retries into the queue (at most `limit`, the
+ * longest due first), and wakes the workers of every replica when it queued any. Workers run it on
+ * their poll tick, so a retry is queued within DELIVERY_POLL_INTERVAL_MS of its due time. SKIP LOCKED:
+ * replicas doing the same take different rows. Each retry is numbered one above the event's highest
+ * attempt now; it is dropped when that exceeds the webhook's current retry policy (turned off or
+ * lowered meanwhile: the chain stops), when its webhook is gone, or when a manual retry takes the same
+ * number at the same instant (the unique index of 003; the manual one is the retry then).
+ */
+export async function queueDueRetries(db: Queryable, limit: number): Promise<number> {
+  const { rows } = await db.query<{ queued: number }>(
+    `WITH due AS (
+       SELECT id FROM scheduled_retries WHERE due_at <= clock_timestamp()
+        ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED
+     ), taken AS (
+       DELETE FROM scheduled_retries s USING due WHERE s.id = due.id
+       RETURNING s.webhook_id, s.event_id, s.event_type, s.attempt_number
+     ), policies AS (
+       SELECT id, retry_max_attempts FROM webhooks WHERE id IN (SELECT webhook_id FROM taken) FOR KEY SHARE
+     ), queued AS (
+       INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number)
+       SELECT t.webhook_id, t.event_id, t.event_type, n.attempt_number
+         FROM taken t
+         JOIN policies p ON p.id = t.webhook_id
+        CROSS JOIN LATERAL (
+          SELECT GREATEST(t.attempt_number - 1, (SELECT max(x.attempt_number) FROM deliveries x
+                                                  WHERE x.webhook_id = t.webhook_id AND x.event_id = t.event_id
+                                                    AND x.attempt_number > 1)) + 1 AS attempt_number
+        ) n
+        WHERE n.attempt_number <= p.retry_max_attempts
+       ON CONFLICT (webhook_id, event_id, attempt_number) WHERE attempt_number > 1 DO NOTHING
+       RETURNING id
+     )
+     SELECT count(*)::int AS queued, CASE WHEN count(*) > 0 THEN pg_notify($2, '') END::text AS notified
+       FROM queued`,
+    [limit, deliveriesChannel],
+  );
+  return rows[0]?.queued ?? 0;
 }
 
 /** An event recorded without queueing deliveries (test events, whose one delivery is sent at once). */

@@ -4,7 +4,13 @@ import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
 import { deliveriesChannel } from "./emit.js";
-import { type ClaimedDelivery, type RecordedOutcome, recordAndClaim, releaseClaims } from "./outbox.js";
+import {
+  type ClaimedDelivery,
+  queueDueRetries,
+  type RecordedOutcome,
+  recordAndClaim,
+  releaseClaims,
+} from "./outbox.js";
 import { ReceiverLimits } from "./receiver-limits.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 
@@ -19,17 +25,39 @@ export interface WorkerOptions {
   /** The delivery timeout: a send open for a quarter of it (at least 5 s) marks its receiver slow. */
   timeoutMs: number;
   pollIntervalMs: number;
+  /** The waits before automatic retries 1–5 (config DELIVERY_RETRY_DELAYS_MS), jittered ±20 %. */
+  retryDelaysMs: number[];
   send: (delivery: OutboundDelivery) => Promise<DeliveryOutcome>;
   logger: Logger;
 }
 
 const outcomeBatchSize = 500;
+/** Due retries queued per poll tick at most; more wait for the next tick (or another replica). */
+const dueRetriesBatchSize = 1_000;
 /** Deliveries a webhook may have in flight before its receiver has answered once (receiver-limits.ts). */
 const initialReceiverLimit = 2;
 /** Outcomes kept in memory while the database is out of reach (a few MB at most). */
 const maxKeptOutcomes = 10_000;
 const gatherMs = 1;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A delivery of a webhook disabled since it was queued is not sent: it is recorded as a failed attempt
+ * with this message, so it shows in the webhook's deliveries and can be retried once it is enabled.
+ */
+export const notSentDisabledMessage = (webhookId: number): string =>
+  `Not sent: webhook ${webhookId} was disabled after this delivery was queued. Enable it and retry this delivery to send it.`;
+
+function notSentOutcome(delivery: ClaimedDelivery): DeliveryOutcome {
+  return {
+    success: false,
+    statusCode: 0,
+    responseBody: "",
+    errorMessage: notSentDisabledMessage(delivery.webhook_id),
+    failure: null,
+    durationMs: 0,
+  };
+}
 
 /** Records an attempt's outcome in the metrics. */
 export function observeOutcome(
@@ -58,6 +86,7 @@ export class DeliveryWorker {
   private readonly limits: ReceiverLimits;
   private pendingOutcomes: RecordedOutcome[] = [];
   private turning: Promise<void> | undefined;
+  private queueingRetries: Promise<void> | undefined;
   private turnAgain = false;
   /** False once a claim came back short: no need to ask again until woken. */
   private queueMayHaveWork = true;
@@ -86,8 +115,31 @@ export class DeliveryWorker {
       this.options.logger.warn({ err: error }, "LISTEN failed; relying on polling until it reconnects");
       this.scheduleReconnect(1_000);
     });
-    this.pollTimer = setInterval(() => this.wake(), this.options.pollIntervalMs);
+    this.pollTimer = setInterval(() => {
+      this.queueDueRetries();
+      this.wake();
+    }, this.options.pollIntervalMs);
+    this.queueDueRetries();
     this.wake();
+  }
+
+  /**
+   * Queues the automatic retries that are due (outbox.ts), apart from the turn loop so its statement
+   * stays as it is. The NOTIFY it sends wakes this worker and the others; a failure waits for the next
+   * tick (the retries stay where they are, in the database).
+   */
+  private queueDueRetries(): void {
+    if (this.queueingRetries || this.stopped) return;
+    this.queueingRetries = queueDueRetries(this.options.pool, dueRetriesBatchSize)
+      .then((queued) => {
+        if (queued > 0) this.wake();
+      })
+      .catch((error: unknown) => {
+        this.options.logger.warn({ err: error }, "queueing due retries failed; the next poll tries again");
+      })
+      .finally(() => {
+        this.queueingRetries = undefined;
+      });
   }
 
   /** Something may be due: claim now (or right after the turn in progress). */
@@ -104,6 +156,7 @@ export class DeliveryWorker {
     clearTimeout(this.retryTimer);
     clearTimeout(this.gatherTimer);
     await this.listener?.end().catch(() => {});
+    await this.queueingRetries;
     await Promise.race([Promise.all(this.inFlight.values()), sleep(timeoutMs)]);
     // Record what finished; a stopped worker's turns claim nothing.
     this.kick();
@@ -232,6 +285,15 @@ export class DeliveryWorker {
     }
   }
 
+  /** When the next attempt is due after this one, or null when none follows automatically. */
+  private retryDelay(delivery: ClaimedDelivery, outcome: DeliveryOutcome): number | null {
+    const max = delivery.retry_max_attempts;
+    if (outcome.success || max === null || delivery.attempt_number >= max) return null;
+    const delays = this.options.retryDelaysMs;
+    const base = delays[Math.min(delivery.attempt_number, delays.length) - 1] ?? 0;
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+
   private startSend(delivery: ClaimedDelivery): void {
     this.limits.started(delivery.webhook_id, delivery.id);
     metrics.inFlight.inc();
@@ -242,6 +304,14 @@ export class DeliveryWorker {
   private async send(delivery: ClaimedDelivery): Promise<void> {
     let outcome: DeliveryOutcome | undefined;
     try {
+      if (!delivery.enabled) {
+        this.pendingOutcomes.push({
+          id: delivery.id,
+          outcome: notSentOutcome(delivery),
+          deliveredAtMs: Date.now(),
+        });
+        return;
+      }
       outcome = await this.options.send({
         url: delivery.url,
         body: delivery.body,
@@ -250,7 +320,13 @@ export class DeliveryWorker {
         secret: delivery.secret,
       });
       observeOutcome(delivery, outcome);
-      this.pendingOutcomes.push({ id: delivery.id, outcome, deliveredAtMs: Date.now() });
+      this.pendingOutcomes.push({
+        id: delivery.id,
+        outcome,
+        deliveredAtMs: Date.now(),
+        retryInMs: this.retryDelay(delivery, outcome),
+        countsTowardAutoDisable: delivery.auto_disable,
+      });
     } finally {
       this.inFlight.delete(delivery.id);
       this.limits.finished(delivery.webhook_id, delivery.id, outcome);

@@ -25,6 +25,7 @@ export function registerMetricsEndpoint(
       .then((stats) => {
         metrics.queueDepth.set(stats.depth);
         metrics.queueOldestAge.set(stats.oldestAgeSeconds);
+        metrics.retriesWaiting.set(stats.retriesWaiting);
         refreshedAt = Date.now();
       })
       // The database being down must not hide the process metrics; the gauges keep their last value.

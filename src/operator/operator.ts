@@ -24,6 +24,7 @@ import { deleteOwnedWebhook, deleteWebhooksOfMissingOwners } from "../webhooks/s
 import { group, plural, version, type WebhookResource } from "./api/webhook-v1alpha1.js";
 import { reconcileDeployment } from "./controllers/rollout-controller.js";
 import { ownerOf, reconcileWebhook } from "./controllers/webhook-controller.js";
+import { listenForDisabledWebhooks } from "./disabled-webhooks.js";
 import { type ResilientInformer, resilientInformer } from "./informer.js";
 import { shareConnections } from "./kube-connections.js";
 import { kubeGateway } from "./kube-gateway.js";
@@ -305,6 +306,7 @@ export function startOperator(options: {
     });
 
     let resync: NodeJS.Timeout | undefined;
+    let disabledListener: { stop(): Promise<void> } | undefined;
     return {
       webhookQueue,
       deploymentQueue,
@@ -317,10 +319,23 @@ export function startOperator(options: {
           for (const resource of webhookResources()) webhookQueue.add(key(resource));
         }, config.webhookResyncIntervalMs);
         resync.unref();
+        // A webhook disabled automatically: its resource's status and Event now, not at the next resync.
+        disabledListener = listenForDisabledWebhooks(
+          pool,
+          (ids) => {
+            for (const resource of webhookResources()) {
+              const status = (resource as unknown as WebhookResource).status;
+              if (status?.webhookId !== undefined && ids.includes(status.webhookId))
+                webhookQueue.add(key(resource));
+            }
+          },
+          logger,
+        );
         logger.info("controllers started");
       },
       async stop() {
         clearInterval(resync);
+        await disabledListener?.stop();
         await Promise.all([namespaces.stop(), webhooks.stop(), deployments.stop()]);
         secrets.stop();
         await Promise.all([webhookQueue.stop(), deploymentQueue.stop()]);

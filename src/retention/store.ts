@@ -55,11 +55,12 @@ export async function removeDeliveryWindow(
 }
 
 /**
- * Removes up to `limit` events older than `cutoff` that no remaining attempt needs: none unfinished
- * (it would be sent with this envelope) and no later attempt kept (its record shows this envelope).
- * The unfinished attempts are read once per statement (a hashed set, from their partial index), not
- * once per event. Rows a replay or a recovery has locked (FOR KEY SHARE, while it writes a new attempt of the event)
- * are skipped, so that attempt never outlives its event; the next pass looks at them again.
+ * Removes up to `limit` events older than `cutoff` that no remaining attempt needs: none unfinished or
+ * waiting as an automatic retry (it would be sent with this envelope) and no later attempt kept (its
+ * record shows this envelope). The unfinished attempts and the waiting retries are read once per
+ * statement (hashed sets), not once per event. Rows a replay or a recovery has locked (FOR KEY SHARE,
+ * while it writes a new attempt of the event) are skipped, so that attempt never outlives its event;
+ * the next pass looks at them again.
  */
 export async function removeEvents(db: Queryable, cutoff: Date, limit: number): Promise<number> {
   const { rowCount } = await db.query(
@@ -68,6 +69,7 @@ export async function removeEvents(db: Queryable, cutoff: Date, limit: number): 
         WHERE e.created_at < $1
           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.attempt_number > 1 AND d.event_id = e.id)
           AND e.id NOT IN (SELECT event_id FROM deliveries WHERE delivered_at IS NULL)
+          AND e.id NOT IN (SELECT event_id FROM scheduled_retries)
         ORDER BY e.created_at
         LIMIT $2
           FOR UPDATE SKIP LOCKED)`,

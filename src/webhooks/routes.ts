@@ -19,6 +19,7 @@ import {
 import {
   assertDestinationAllowed,
   assertNotOwnedByResource,
+  policyChanges,
   requireProject,
   requireWebhook,
   toWebhookJson,
@@ -64,12 +65,17 @@ export function registerWebhookRoutes(
     handler: async ({ params, body, auth }) => {
       await requireProject(pool, auth, params.project_id);
       assertDestinationAllowed(body.url, destinationPolicy);
+      const changes = policyChanges(body);
       const row = await insertWebhook(pool, {
         projectId: params.project_id,
         url: body.url,
         secret: body.secret ?? null,
         events: body.events,
         enabled: body.enabled,
+        policies: {
+          retryMaxAttempts: changes.retryMaxAttempts ?? null,
+          autoDisable: changes.autoDisable ?? null,
+        },
       });
       return { status: 201, body: toWebhookJson(row) };
     },
@@ -132,7 +138,10 @@ export function registerWebhookRoutes(
     handler: async ({ params, body, auth }) => {
       assertNotOwnedByResource(await requireWebhook(pool, auth, params.project_id, params.webhook_id));
       if (body.url !== undefined) assertDestinationAllowed(body.url, destinationPolicy);
-      const row = await updateWebhook(pool, params.project_id, params.webhook_id, body);
+      const row = await updateWebhook(pool, params.project_id, params.webhook_id, {
+        ...body,
+        ...policyChanges(body),
+      });
       if (!row)
         throw new NotFoundError(`Webhook ${params.webhook_id} not found in project ${params.project_id}.`);
       return { status: 200, body: toWebhookJson(row) };

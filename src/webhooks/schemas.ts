@@ -33,12 +33,62 @@ const secret = z
   .regex(/^[^\u0000]*$/, "secret must not contain NUL characters")
   .openapi({ writeOnly: true, description: "Signing secret; never returned" });
 
+// Opt-in delivery policies (additions to the spec, whose default is no automatic retry and no
+// automatic disable): null or absent keeps that default.
+export const maxRetryAttempts = 6;
+
+/** The message for a value that is not an object; unknown keys keep zod's message, which names them. */
+const objectError = (message: string) => (issue: { code?: string }) =>
+  issue.code === "unrecognized_keys" ? undefined : message;
+
+const retryPolicy = z
+  .strictObject(
+    {
+      max_attempts: z
+        .number({ error: "retry_policy.max_attempts must be a number" })
+        .int("retry_policy.max_attempts must be a whole number")
+        .min(1, "retry_policy.max_attempts must be at least 1")
+        .max(maxRetryAttempts, `retry_policy.max_attempts must be at most ${maxRetryAttempts}`),
+    },
+    { error: objectError("retry_policy must be an object {max_attempts} or null") },
+  )
+  .openapi("RetryPolicy", {
+    description:
+      "Automatic retries of failed deliveries: up to max_attempts attempts of an event in all (the " +
+      "first included), each retry a new delivery record with attempt_number + 1, after 5 s, 1 min, " +
+      "5 min, 30 min and 2 h (±20 % jitter). null: no automatic retry (the spec's default).",
+  });
+
+const autoDisable = z
+  .strictObject(
+    {
+      after_failures: z
+        .number({ error: "auto_disable.after_failures must be a number" })
+        .int("auto_disable.after_failures must be a whole number")
+        .min(1, "auto_disable.after_failures must be at least 1")
+        .max(1000, "auto_disable.after_failures must be at most 1000"),
+      min_duration_seconds: z
+        .number({ error: "auto_disable.min_duration_seconds must be a number" })
+        .int("auto_disable.min_duration_seconds must be a whole number")
+        .min(0, "auto_disable.min_duration_seconds must be at least 0")
+        .max(2_592_000, "auto_disable.min_duration_seconds must be at most 2592000 (30 days)"),
+    },
+    { error: objectError("auto_disable must be an object {after_failures, min_duration_seconds} or null") },
+  )
+  .openapi("AutoDisable", {
+    description:
+      "Disable the webhook once after_failures deliveries in a row failed, the first of them at " +
+      "least min_duration_seconds ago. null: never disabled automatically (the spec's default).",
+  });
+
 export const createWebhookBody = z
   .strictObject({
     url: httpUrl("url").openapi({ example: "https://example.com/hooks/deployments" }),
     events,
     enabled: z.boolean({ error: "enabled must be a boolean" }).default(true),
     secret: secret.nullable().optional(),
+    retry_policy: retryPolicy.nullable().optional(),
+    auto_disable: autoDisable.nullable().optional(),
   })
   .openapi("CreateWebhook");
 
@@ -46,11 +96,16 @@ export const updateWebhookBody = z
   .strictObject({
     url: httpUrl("url").optional(),
     events: events.optional(),
-    enabled: z.boolean({ error: "enabled must be a boolean" }).optional(),
+    enabled: z
+      .boolean({ error: "enabled must be a boolean" })
+      .optional()
+      .openapi({ description: "true also clears an automatic disable (disabled_reason)" }),
     secret: secret
       .nullable()
       .optional()
       .openapi({ description: "A string replaces the secret; null removes it" }),
+    retry_policy: retryPolicy.nullable().optional().openapi({ description: "null turns retries off" }),
+    auto_disable: autoDisable.nullable().optional().openapi({ description: "null turns it off" }),
   })
   .openapi("UpdateWebhook");
 
@@ -79,6 +134,13 @@ export const webhookSchema = z
           "An addition to the spec: the Kubernetes Webhook resource that declares this webhook, or null " +
           "for webhooks created through the API. A managed webhook is read-only through the API (409).",
       }),
+    retry_policy: retryPolicy.nullable(),
+    auto_disable: autoDisable.nullable(),
+    disabled_reason: z.string().nullable().openapi({
+      description:
+        "Why the service disabled this webhook itself (auto_disable), or null. Cleared by enabling it.",
+    }),
+    disabled_at: isoTimestamp.nullable().openapi({ description: "When it was auto-disabled, or null" }),
   })
   .openapi("Webhook");
 

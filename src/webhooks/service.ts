@@ -85,6 +85,35 @@ export function toWebhookJson(row: WebhookRow) {
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     managed_by: managedBy(row.owner),
+    retry_policy: row.retry_max_attempts === null ? null : { max_attempts: row.retry_max_attempts },
+    auto_disable:
+      row.auto_disable_after_failures === null
+        ? null
+        : {
+            after_failures: row.auto_disable_after_failures,
+            min_duration_seconds: row.auto_disable_min_seconds ?? 0,
+          },
+    disabled_reason: row.disabled_reason,
+    disabled_at: row.disabled_at === null ? null : iso(row.disabled_at),
+  };
+}
+
+/** The API's policy fields as the store's (undefined: not given, keep). */
+export function policyChanges(body: {
+  retry_policy?: { max_attempts: number } | null | undefined;
+  auto_disable?: { after_failures: number; min_duration_seconds: number } | null | undefined;
+}) {
+  return {
+    retryMaxAttempts: body.retry_policy === undefined ? undefined : (body.retry_policy?.max_attempts ?? null),
+    autoDisable:
+      body.auto_disable === undefined
+        ? undefined
+        : body.auto_disable === null
+          ? null
+          : {
+              afterFailures: body.auto_disable.after_failures,
+              minDurationSeconds: body.auto_disable.min_duration_seconds,
+            },
   };
 }
 

@@ -14,9 +14,28 @@ export interface WebhookRow {
   owner: string | null;
   created_at: Date;
   updated_at: Date;
+  /** Null: no automatic retry (the spec's default). */
+  retry_max_attempts: number | null;
+  /** Both null (auto-disable off) or both set. */
+  auto_disable_after_failures: number | null;
+  auto_disable_min_seconds: number | null;
+  /** Why and when the service disabled the webhook itself; null unless auto-disabled. */
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+  /** The Webhook resource generation last reconciled into this row (owned webhooks only). */
+  owner_generation: number | null;
 }
 
-const columns = "id, project_id, url, secret, events, enabled, owner, created_at, updated_at";
+const columns =
+  "id, project_id, url, secret, events, enabled, owner, created_at, updated_at, retry_max_attempts, " +
+  "auto_disable_after_failures, auto_disable_min_seconds, disabled_reason, disabled_at, " +
+  "owner_generation::float8 AS owner_generation";
+
+/** The opt-in delivery policies of a webhook; null turns one off. */
+export interface WebhookPolicies {
+  retryMaxAttempts: number | null;
+  autoDisable: { afterFailures: number; minDurationSeconds: number } | null;
+}
 const newestFirst = "ORDER BY created_at DESC, id DESC";
 
 export async function listWebhooks(db: Queryable, projectId: number): Promise<WebhookRow[]> {
@@ -67,12 +86,14 @@ export interface NewWebhook {
   events: string[];
   enabled: boolean;
   owner?: string | null;
+  policies?: WebhookPolicies;
 }
 
 export async function insertWebhook(db: Queryable, webhook: NewWebhook): Promise<WebhookRow> {
   const { rows } = await db.query<WebhookRow>(
-    `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted)
-     VALUES ($1, $2, $3, $4, $5, $6, true) RETURNING ${columns}`,
+    `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted,
+                           retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds)
+     VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9) RETURNING ${columns}`,
     [
       webhook.projectId,
       webhook.url,
@@ -80,6 +101,9 @@ export async function insertWebhook(db: Queryable, webhook: NewWebhook): Promise
       webhook.events,
       webhook.enabled,
       webhook.owner ?? null,
+      webhook.policies?.retryMaxAttempts ?? null,
+      webhook.policies?.autoDisable?.afterFailures ?? null,
+      webhook.policies?.autoDisable?.minDurationSeconds ?? null,
     ],
   );
   return rows[0] as WebhookRow;
@@ -91,11 +115,16 @@ export interface WebhookChanges {
   enabled?: boolean | undefined;
   /** undefined keeps the stored secret; null removes it. */
   secret?: string | null | undefined;
+  /** undefined keeps the stored policy; null turns it off. */
+  retryMaxAttempts?: number | null | undefined;
+  autoDisable?: WebhookPolicies["autoDisable"] | undefined;
 }
 
 /**
  * Omitted fields keep their values. updated_at moves strictly forward even when two updates land in
  * the same millisecond, because the API promises a later updated_at after every update.
+ * `enabled: true` clears an automatic disable (its reason and time) and restarts the failure count;
+ * so does turning auto-disable off.
  */
 export async function updateWebhook(
   db: Queryable,
@@ -110,6 +139,10 @@ export async function updateWebhook(
        enabled = COALESCE($5, enabled),
        secret = CASE WHEN $6 THEN $7 ELSE secret END,
        secret_encrypted = CASE WHEN $6 THEN true ELSE secret_encrypted END,
+       retry_max_attempts = CASE WHEN $8 THEN $9 ELSE retry_max_attempts END,
+       auto_disable_after_failures = CASE WHEN $10 THEN $11 ELSE auto_disable_after_failures END,
+       auto_disable_min_seconds = CASE WHEN $10 THEN $12 ELSE auto_disable_min_seconds END,
+       ${clearAutoDisableWhen("$5 IS TRUE OR ($10 AND $11::int IS NULL)")},
        updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
      WHERE project_id = $1 AND id = $2
      RETURNING ${columns}`,
@@ -121,10 +154,22 @@ export async function updateWebhook(
       changes.enabled ?? null,
       changes.secret !== undefined,
       sealed(changes.secret ?? null),
+      changes.retryMaxAttempts !== undefined,
+      changes.retryMaxAttempts ?? null,
+      changes.autoDisable !== undefined,
+      changes.autoDisable?.afterFailures ?? null,
+      changes.autoDisable?.minDurationSeconds ?? null,
     ],
   );
   return rows[0];
 }
+
+/** SET clauses that forget an automatic disable and the failure count behind it when `condition` holds. */
+const clearAutoDisableWhen = (condition: string) => `
+       disabled_reason = CASE WHEN ${condition} THEN NULL ELSE disabled_reason END,
+       disabled_at = CASE WHEN ${condition} THEN NULL ELSE disabled_at END,
+       consecutive_failures = CASE WHEN ${condition} THEN 0 ELSE consecutive_failures END,
+       failing_since = CASE WHEN ${condition} THEN NULL ELSE failing_since END`;
 
 export async function deleteWebhook(db: Queryable, projectId: number, id: number): Promise<boolean> {
   const { rowCount } = await db.query("DELETE FROM webhooks WHERE project_id = $1 AND id = $2", [
@@ -142,31 +187,48 @@ export async function deleteWebhook(db: Queryable, projectId: number, id: number
  *   would jump (1 → 40 → 55). The INSERT runs only when no row is owned yet; of two racing first
  *   reconciles one inserts and the other finds its row on the next pass;
  * - the secret is compared in clear: sealing uses a fresh nonce, so a sealed secret never equals the
- *   stored one, and comparing those would rewrite the row (and move updated_at) on every reconcile.
+ *   stored one, and comparing those would rewrite the row (and move updated_at) on every reconcile;
+ * - a webhook the service disabled itself (auto-disable) stays disabled until the resource's spec
+ *   changes (a new `generation`): reconciles that only refresh status must not switch it back on.
  */
 export async function upsertOwnedWebhook(
   db: Queryable,
-  webhook: NewWebhook & { owner: string },
+  webhook: NewWebhook & { owner: string; generation?: number | undefined },
 ): Promise<WebhookRow> {
+  const policies = webhook.policies ?? { retryMaxAttempts: null, autoDisable: null };
+  const generation = webhook.generation ?? null;
   for (;;) {
     const found = await db.query<WebhookRow>(`SELECT ${columns} FROM webhooks WHERE owner = $1`, [
       webhook.owner,
     ]);
     const existing = found.rows[0];
     if (existing) {
+      const specChanged =
+        generation !== null && (existing.owner_generation === null || generation > existing.owner_generation);
+      const keepAutoDisabled = existing.disabled_reason !== null && !specChanged;
+      const enabled = keepAutoDisabled ? false : webhook.enabled;
       const sameSecret =
         (existing.secret === null ? null : secretBox().open(existing.secret)) === webhook.secret;
       const unchanged =
         sameSecret &&
+        !specChanged &&
         existing.project_id === webhook.projectId &&
         existing.url === webhook.url &&
-        existing.enabled === webhook.enabled &&
-        existing.events.join("\n") === webhook.events.join("\n");
+        existing.enabled === enabled &&
+        existing.events.join("\n") === webhook.events.join("\n") &&
+        existing.retry_max_attempts === policies.retryMaxAttempts &&
+        existing.auto_disable_after_failures === (policies.autoDisable?.afterFailures ?? null) &&
+        existing.auto_disable_min_seconds === (policies.autoDisable?.minDurationSeconds ?? null);
       if (unchanged) return existing;
       const { rows } = await db.query<WebhookRow>(
         `UPDATE webhooks
-            SET project_id = $2, url = $3, events = $4, enabled = $5,
+            SET project_id = $2, url = $3, events = $4,
+                -- Decided on the row as it is now: an auto-disable recorded since it was read stands.
+                enabled = CASE WHEN disabled_reason IS NOT NULL AND NOT $12 THEN false ELSE $5 END,
                 secret = CASE WHEN $6 THEN secret ELSE $7 END, secret_encrypted = true,
+                retry_max_attempts = $8, auto_disable_after_failures = $9, auto_disable_min_seconds = $10,
+                owner_generation = COALESCE($11, owner_generation),
+                ${clearAutoDisableWhen("$12 OR $9::int IS NULL")},
                 updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
           WHERE owner = $1
           RETURNING ${columns}`,
@@ -175,17 +237,24 @@ export async function upsertOwnedWebhook(
           webhook.projectId,
           webhook.url,
           webhook.events,
-          webhook.enabled,
+          enabled,
           sameSecret,
           sameSecret ? null : sealed(webhook.secret),
+          policies.retryMaxAttempts,
+          policies.autoDisable?.afterFailures ?? null,
+          policies.autoDisable?.minDurationSeconds ?? null,
+          generation,
+          specChanged,
         ],
       );
       if (rows[0]) return rows[0];
       continue; // deleted meanwhile: start over
     }
     const { rows } = await db.query<WebhookRow>(
-      `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted)
-       VALUES ($1, $2, $3, $4, $5, $6, true)
+      `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted,
+                             retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds,
+                             owner_generation)
+       VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, $10)
        ON CONFLICT (owner) DO NOTHING
        RETURNING ${columns}`,
       [
@@ -195,6 +264,10 @@ export async function upsertOwnedWebhook(
         webhook.events,
         webhook.enabled,
         webhook.owner,
+        policies.retryMaxAttempts,
+        policies.autoDisable?.afterFailures ?? null,
+        policies.autoDisable?.minDurationSeconds ?? null,
+        generation,
       ],
     );
     if (rows[0]) return rows[0];

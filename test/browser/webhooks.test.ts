@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.js";
+import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { signIn } from "../support/browser.js";
 import { createProject, createWebhook, insertDeliveryHistory } from "../support/dashboard-data.js";
 import { type DashboardWorld, startDashboardWorld } from "../support/dashboard-session.js";
+import { eventually } from "../support/receiver.js";
 
 // Forms and lists: the API's field errors beside their fields, edit / disable / delete, paging past
 // 100 deliveries, and a deep link that survives a reload.
@@ -72,6 +75,41 @@ it("edits, disables and deletes a webhook, the deletion confirmed by a dialog na
   await dialog.getByRole("button", { name: "Delete webhook" }).click();
   await page.getByRole("heading", { name: "Webhooks", exact: true }).waitFor();
   expect((await world.service.api("GET", `/projects/${projectId}/webhooks/${id}`)).status).toBe(404);
+});
+
+it("sets retries and auto-disable in the form, and shows an automatic disable until the webhook is enabled", async () => {
+  const id = await createWebhook(world.service, projectId, {
+    url: `${world.receiver.url}/policy`,
+    events: ["deployment.failed"],
+  });
+  const page = await world.newPage();
+  await signIn(page, world.service.baseUrl, world.service.adminKey);
+  await page.goto(`${webhooksUrl()}/${id}/edit`);
+  await page.getByLabel("Automatic retries").selectOption("2");
+  await page.getByRole("checkbox", { name: /Disable after repeated failures/ }).check();
+  await page.getByLabel("Failed deliveries in a row").fill("1");
+  await page.getByLabel("Minutes").fill("0");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByText("Up to 2 attempts per event").waitFor();
+  await page.getByText("After 1 failed deliveries in a row over at least 0 s").waitFor();
+  const path = `/projects/${projectId}/webhooks/${id}`;
+  expect((await world.service.api("GET", path)).body).toMatchObject({
+    retry_policy: { max_attempts: 2 },
+    auto_disable: { after_failures: 1, min_duration_seconds: 0 },
+  });
+
+  world.receiver.on("/policy", (_request, res) => res.writeHead(500).end());
+  await withTransaction(world.service.pool, (client) =>
+    emitEvent(client, { eventType: "deployment.failed", projectId, payload: {} }),
+  );
+  await eventually(async () => ((await world.service.api("GET", path)).body.enabled ? undefined : true));
+  await page.reload();
+  const notice = page.getByRole("alert").filter({ hasText: "Disabled automatically" });
+  await notice.waitFor();
+  expect(await notice.innerText()).toContain("1 deliveries in a row failed");
+  await page.getByRole("button", { name: "Enable" }).click();
+  await notice.waitFor({ state: "detached" });
+  expect((await world.service.api("GET", path)).body).toMatchObject({ enabled: true, disabled_reason: null });
 });
 
 it("pages through more than 100 deliveries, and the failed filter pages too", async () => {

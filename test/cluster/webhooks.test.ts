@@ -1,5 +1,7 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.js";
+import { emitEvent } from "../../src/delivery-engine/emit.js";
 import {
   type Cluster,
   createNamespaces,
@@ -107,6 +109,22 @@ describe("Webhook resources on a real cluster", () => {
       [
         "secretRef without key",
         { url: "https://hooks.example.com/x", events: ["deployment.created"], secretRef: { name: "s" } },
+      ],
+      [
+        "retryPolicy beyond 6 attempts",
+        {
+          url: "https://hooks.example.com/x",
+          events: ["deployment.created"],
+          retryPolicy: { maxAttempts: 7 },
+        },
+      ],
+      [
+        "autoDisable without minDurationSeconds",
+        {
+          url: "https://hooks.example.com/x",
+          events: ["deployment.created"],
+          autoDisable: { afterFailures: 3 },
+        },
       ],
     ];
     for (const [what, spec] of invalid) {
@@ -305,6 +323,76 @@ describe("Webhook resources on a real cluster", () => {
       (await service.api("GET", `/projects/${signed.status?.projectId}/webhooks/${signed.status?.webhookId}`))
         .status,
     ).toBe(200);
+  });
+
+  it("carry retryPolicy and autoDisable; an automatic disable shows as Ready=False/AutoDisabled with a Warning Event until the spec changes", async () => {
+    const receiver = await startReceiver();
+    try {
+      receiver.on("/dead", (_request, res) => res.writeHead(500).end());
+      await createWebhook(cluster, namespace, "fragile", {
+        url: `${receiver.url}/dead`,
+        events: ["deployment.failed"],
+        retryPolicy: { maxAttempts: 2 },
+        autoDisable: { afterFailures: 1, minDurationSeconds: 0 },
+      });
+      const ready = await waitForReady(cluster, namespace, "fragile", "True");
+      const path = `/projects/${ready.status?.projectId}/webhooks/${ready.status?.webhookId}`;
+      expect((await service.api("GET", path)).body).toMatchObject({
+        enabled: true,
+        retry_policy: { max_attempts: 2 },
+        auto_disable: { after_failures: 1, min_duration_seconds: 0 },
+      });
+
+      await withTransaction(service.pool, (client) =>
+        emitEvent(client, {
+          eventType: "deployment.failed",
+          projectId: Number(ready.status?.projectId),
+          payload: {},
+        }),
+      );
+      const disabled = await eventually(async () => {
+        const resource = await getWebhook(cluster, namespace, "fragile");
+        return readyOf(resource)?.reason === "AutoDisabled" ? resource : undefined;
+      }, clusterPatience);
+      expect(readyOf(disabled)).toMatchObject({ status: "False" });
+      expect(readyOf(disabled)?.message).toMatch(
+        /^Disabled automatically: 1 deliveries in a row failed since /,
+      );
+      expect(readyOf(disabled)?.message).toContain("Any change to this resource's spec enables it again.");
+      const warning = await eventually(async () => {
+        const events = await eventsOf(cluster, namespace, "fragile");
+        return events.find((e) => e.type === "Warning" && e.reason === "AutoDisabled");
+      }, clusterPatience);
+      expect(warning?.message).toContain("Disabled automatically");
+      expect(
+        await cluster.kubectl(["-n", namespace, "get", "webhooks.webhook-operator.io", "fragile"]),
+      ).toMatch(/fragile\s+.*\sFalse\s+AutoDisabled\s/);
+
+      // Reconciles that change nothing (status resyncs, a label) leave it disabled.
+      await cluster.kubectl([
+        "-n",
+        namespace,
+        "label",
+        "webhooks.webhook-operator.io",
+        "fragile",
+        "touched=yes",
+      ]);
+      await service.operator?.idle();
+      expect((await service.api("GET", path)).body).toMatchObject({ enabled: false });
+      expect((await service.api("GET", path)).body.disabled_reason).toMatch(/^Disabled automatically/);
+
+      // A spec change enables it again and clears the reason.
+      receiver.on("/dead", (_request, res) => res.writeHead(200).end());
+      await patchWebhook(cluster, namespace, "fragile", { spec: { retryPolicy: { maxAttempts: 3 } } });
+      await waitForReady(cluster, namespace, "fragile", "True", 2);
+      expect((await service.api("GET", path)).body).toMatchObject({
+        enabled: true,
+        disabled_reason: null,
+        retry_policy: { max_attempts: 3 },
+      });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it("sign with a binary Secret value's raw bytes, not a UTF-8 decoding of them", async () => {

@@ -213,8 +213,18 @@ describe("usage errors exit 2 and print the command's usage", () => {
     ],
     [
       ["update", "--project-id", "1", "--webhook-id", "1"],
-      "error: nothing to update: give --url, --events, --enabled, --secret, --secret-stdin or --remove-secret",
+      "error: nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts or --auto-disable",
       "update",
+    ],
+    [
+      ["update", "--project-id", "1", "--webhook-id", "1", "--retry-max-attempts", "never"],
+      "error: option '--retry-max-attempts <n|off>' argument 'never' is invalid. It must be a number of attempts (1-6) or 'off'.",
+      "update",
+    ],
+    [
+      ["create", "--project-id", "1", "--url", "http://x.test", "--events", "all", "--auto-disable", "10"],
+      "error: option '--auto-disable <failures:seconds|off>' argument '10' is invalid. It must be <failures>:<seconds>, such as 10:3600, or 'off'.",
+      "create",
     ],
     [
       ["update", "--project-id", "1", "--webhook-id", "1", "--secret", ""],

@@ -146,7 +146,7 @@ describe("webhooks list and show", () => {
     const [header, ...rows] = (await ok(["webhooks", "list", "--project-id", String(projectId)]))
       .trimEnd()
       .split("\n");
-    expect(header).toMatch(/^ID\s+URL\s+EVENTS\s+ENABLED\s+HAS_SECRET\s+UPDATED_AT$/);
+    expect(header).toMatch(/^ID\s+URL\s+EVENTS\s+ENABLED\s+HAS_SECRET\s+RETRIES\s+UPDATED_AT$/);
     expect(rows.map((row) => Number(row.split(/\s+/)[0]))).toEqual(listed.map((w: { id: number }) => w.id));
     const allEvents = listed.find((w: { events: string[] }) => w.events.length === eventTypeNames.length);
     expect(rows.find((row) => row.startsWith(`${allEvents.id} `))).toMatch(/ all \(12\) /);
@@ -163,9 +163,57 @@ describe("webhooks list and show", () => {
     const stdout = await ok(["webhooks", "show", ...ids(created.id)]);
     for (const [key, value] of Object.entries(created)) {
       const text = Array.isArray(value) ? value.join(", ") : value === null ? "-" : String(value);
-      expect(stdout).toContain(`${key}:`.padEnd(12) + text);
+      expect(stdout).toContain(`${key}:`.padEnd(17) + text);
     }
     expect(await json(["webhooks", "show", ...ids(created.id)])).toEqual(created);
+  });
+
+  it("sets, shows and turns off the retry policy and auto-disable", async () => {
+    const created = await json([
+      "webhooks",
+      "create",
+      "--project-id",
+      String(projectId),
+      "--url",
+      `${receiver.url}/policies`,
+      "--events",
+      "deployment.failed",
+      "--retry-max-attempts",
+      "3",
+      "--auto-disable",
+      "10:3600",
+    ]);
+    expect(created).toMatchObject({
+      retry_policy: { max_attempts: 3 },
+      auto_disable: { after_failures: 10, min_duration_seconds: 3600 },
+    });
+    const shown = await ok(["webhooks", "show", ...ids(created.id)]);
+    expect(shown).toContain("retry_policy:    up to 3 attempts\n");
+    expect(shown).toContain("auto_disable:    after 10 failures in a row over at least 3600 s\n");
+    expect(shown).toContain("disabled_reason: -\n");
+    const row = (await ok(["webhooks", "list", "--project-id", String(projectId)]))
+      .split("\n")
+      .find((line) => line.startsWith(`${created.id} `));
+    expect(row?.split(/\s{2,}/)).toEqual([
+      String(created.id),
+      created.url,
+      "deployment.failed",
+      "true",
+      "false",
+      "3",
+      created.updated_at,
+    ]);
+
+    const off = await json([
+      "webhooks",
+      "update",
+      ...ids(created.id),
+      "--retry-max-attempts",
+      "off",
+      "--auto-disable",
+      "off",
+    ]);
+    expect(off).toMatchObject({ retry_policy: null, auto_disable: null });
   });
 });
 
@@ -173,7 +221,7 @@ describe("webhooks update, enable, disable, remove", () => {
   it("replaces the subscription with --events all, keeping the other fields", async () => {
     const created = await createWebhook(["--secret", "keep-me"]);
     const stdout = await ok(["webhooks", "update", ...ids(created.id), "--events", "all"]);
-    expect(stdout).toContain(`events:     ${eventTypeNames.join(", ")}`);
+    expect(stdout).toContain(`events:          ${eventTypeNames.join(", ")}`);
     const updated = await json(["webhooks", "show", ...ids(created.id)]);
     expect(updated).toMatchObject({
       url: created.url,

@@ -35,7 +35,9 @@ afterAll(async () => {
   await database.drop();
 });
 beforeEach(async () => {
-  await pool.query("TRUNCATE projects, webhooks, events, deliveries RESTART IDENTITY CASCADE");
+  await pool.query(
+    "TRUNCATE projects, webhooks, events, deliveries, scheduled_retries RESTART IDENTITY CASCADE",
+  );
   const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
   projectId = project.id;
   const webhook = await insertWebhook(pool, {
@@ -104,6 +106,21 @@ describe("a retention pass", () => {
     expect(await sweeper.sweep()).toEqual({ deliveries: 1, events: 1 });
     expect(await remaining()).toEqual({ deliveries: [queued.deliveryId], events: [queued.eventId] });
     expect(done.deliveryId).not.toBe(queued.deliveryId);
+    await sweeper.stop();
+  });
+
+  it("keeps an old event while an automatic retry of it waits", async () => {
+    const old = await recordEvent(40);
+    await pool.query(
+      `INSERT INTO scheduled_retries (webhook_id, event_id, event_type, attempt_number, due_at)
+       VALUES ($1, $2, 'deployment.created', 2, now() + interval '1 hour')`,
+      [webhookId, old.eventId],
+    );
+    const sweeper = startRetentionSweeper({ pool, settings, logger });
+    expect(await sweeper.sweep()).toEqual({ deliveries: 1, events: 0 });
+    expect(await remaining()).toEqual({ deliveries: [], events: [old.eventId] });
+    await pool.query("DELETE FROM scheduled_retries");
+    expect(await sweeper.sweep()).toEqual({ deliveries: 0, events: 1 });
     await sweeper.stop();
   });
 

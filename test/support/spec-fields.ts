@@ -1,6 +1,9 @@
 // The field names of the spec's resources, written out once for the tests that check shapes exactly.
 
-/** Spec §2.5, a webhook, plus managed_by (an additive field: the Webhook resource that owns it). */
+/**
+ * Spec §2.5, a webhook, plus additive fields: managed_by (the Webhook resource that owns it) and the
+ * opt-in delivery policies with the automatic disable they may record.
+ */
 export const webhookFields = [
   "id",
   "project_id",
@@ -11,6 +14,10 @@ export const webhookFields = [
   "created_at",
   "updated_at",
   "managed_by",
+  "retry_policy",
+  "auto_disable",
+  "disabled_reason",
+  "disabled_at",
 ];
 
 /** Spec §2.6, a delivery record. */

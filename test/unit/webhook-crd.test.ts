@@ -22,6 +22,7 @@ describe("Webhook CRD", () => {
       "Events",
       "Enabled",
       "Ready",
+      "Reason",
       "Last Delivery",
       "Age",
     ]);

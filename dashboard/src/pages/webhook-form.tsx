@@ -5,18 +5,20 @@ import type { Webhook } from "../api-types";
 import { ErrorBox, FieldError, Loading } from "../components/errors";
 import { Layout, SettingsFrame } from "../components/layout";
 import { useLoad } from "../use-load";
+import { PolicyFields, policyBody, policyValuesOf } from "./delivery-policy";
 import { EventPicker } from "./event-picker";
 import { ManagedNotice } from "./managed-notice";
 import { paths } from "./paths";
 import { useProjectCrumbs } from "./project-crumbs";
 import { type SecretAction, SecretField } from "./secret-field";
 
-type Field = "url" | "events" | "secret" | "enabled";
+const fields = ["url", "events", "secret", "enabled", "retry_policy", "auto_disable"] as const;
+type Field = (typeof fields)[number];
 
 /** Which field an API 400 detail concerns ("body.events.2" → events); others show above the form. */
 function fieldOf(path: string): Field | undefined {
   const name = path.split(".")[1];
-  return name === "url" || name === "events" || name === "secret" || name === "enabled" ? name : undefined;
+  return fields.find((field) => field === name);
 }
 
 export function NewWebhookPage({ projectId }: { projectId: number }) {
@@ -51,6 +53,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
   const [url, setUrl] = useState(webhook?.url ?? "");
   const [events, setEvents] = useState<string[]>(webhook?.events ?? []);
   const [enabled, setEnabled] = useState(webhook?.enabled ?? true);
+  const [policy, setPolicy] = useState(policyValuesOf(webhook));
   const [secretAction, setSecretAction] = useState<SecretAction>(webhook ? "keep" : "replace");
   const [secret, setSecret] = useState("");
   const [problems, setProblems] = useState<Partial<Record<Field, string>>>({});
@@ -73,8 +76,20 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             : { secret };
     try {
       const saved = webhook
-        ? await api.updateWebhook(projectId, webhook.id, { url, events, enabled, ...secretChange })
-        : await api.createWebhook(projectId, { url, events, enabled, ...secretChange });
+        ? await api.updateWebhook(projectId, webhook.id, {
+            url,
+            events,
+            enabled,
+            ...secretChange,
+            ...policyBody(policy),
+          })
+        : await api.createWebhook(projectId, {
+            url,
+            events,
+            enabled,
+            ...secretChange,
+            ...policyBody(policy),
+          });
       navigate(paths.webhook(projectId, saved.id));
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error;
@@ -147,6 +162,12 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             secret={secret}
             onSecret={setSecret}
             problem={problems.secret}
+          />
+
+          <PolicyFields
+            values={policy}
+            onChange={setPolicy}
+            problems={{ retry_policy: problems.retry_policy, auto_disable: problems.auto_disable }}
           />
 
           <div class="field">

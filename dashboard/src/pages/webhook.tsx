@@ -7,6 +7,7 @@ import { Layout, SettingsFrame } from "../components/layout";
 import { Segmented } from "../components/segmented";
 import { useLoad } from "../use-load";
 import { DeliveriesTable } from "./deliveries-table";
+import { AutoDisabledNotice, DeliveryPolicy } from "./delivery-policy";
 import { eventSummary } from "./event-summary";
 import { ManagedNotice } from "./managed-notice";
 import { useProjectCrumbs } from "./project-crumbs";
@@ -30,7 +31,13 @@ export function WebhookPage({ projectId, webhookId }: { projectId: number; webho
             <div class="page-head">
               <h1 class="url">{w.url}</h1>
               <div class="tags">
-                {w.enabled ? <Badge tone="ok">Enabled</Badge> : <Badge tone="muted">Disabled</Badge>}
+                {w.enabled ? (
+                  <Badge tone="ok">Enabled</Badge>
+                ) : w.disabled_reason !== null ? (
+                  <Badge tone="warn">Disabled automatically</Badge>
+                ) : (
+                  <Badge tone="muted">Disabled</Badge>
+                )}
                 {w.has_secret ? <Badge tone="info">Signed</Badge> : <Badge tone="muted">Unsigned</Badge>}
                 <span class="muted small">
                   {eventSummary(w.events)} · created <When iso={w.created_at} /> · updated{" "}
@@ -38,6 +45,7 @@ export function WebhookPage({ projectId, webhookId }: { projectId: number; webho
                 </span>
               </div>
             </div>
+            <AutoDisabledNotice webhook={w} />
             <ManagedNotice webhook={w} />
             <div class="grid-2">
               <section class="card" aria-labelledby="health-title">
@@ -77,6 +85,7 @@ export function WebhookPage({ projectId, webhookId }: { projectId: number; webho
                 ))}
               </ul>
             </section>
+            <DeliveryPolicy webhook={w} />
             <DeliveriesTable projectId={projectId} webhookId={webhookId} version={version} />
           </>
         )}

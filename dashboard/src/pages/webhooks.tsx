@@ -111,6 +111,10 @@ function WebhookRow({
         </Link>
         <div class="tags">
           {webhook.has_secret ? <Badge tone="info">Signed</Badge> : <Badge tone="muted">Unsigned</Badge>}
+          {webhook.disabled_reason !== null && <Badge tone="warn">Disabled automatically</Badge>}
+          {webhook.retry_policy && (
+            <Badge tone="info">Retries: up to {webhook.retry_policy.max_attempts}</Badge>
+          )}
           {webhook.managed_by && (
             <Badge tone="warn">
               Managed by Webhook {webhook.managed_by.namespace}/{webhook.managed_by.name}

@@ -6,6 +6,7 @@ import {
   connect,
   enabledOption,
   eventsOption,
+  policyOptions,
   projectIdOption,
   type WebhookRef,
   webhookIdOption,
@@ -14,17 +15,37 @@ import { emit } from "./output.js";
 import { addSecretOptions, resolveSecret, type SecretOptions } from "./secret.js";
 import { attemptFields, eventTypeTable, webhookFields, webhookTable } from "./views.js";
 
-interface CreateOptions extends SecretOptions {
+interface PolicyOptions {
+  retryMaxAttempts?: number | "off";
+  autoDisable?: { after_failures: number; min_duration_seconds: number } | "off";
+}
+
+interface CreateOptions extends SecretOptions, PolicyOptions {
   projectId: number;
   url: string;
   events: string[];
   enabled?: boolean;
 }
 
-interface UpdateOptions extends WebhookRef, SecretOptions {
+interface UpdateOptions extends WebhookRef, SecretOptions, PolicyOptions {
   url?: string;
   events?: string[];
   enabled?: boolean;
+}
+
+/** The API's policy fields for the options given (none for options left out). */
+function policyFields(options: PolicyOptions) {
+  return {
+    ...(options.retryMaxAttempts === undefined
+      ? {}
+      : {
+          retry_policy:
+            options.retryMaxAttempts === "off" ? null : { max_attempts: options.retryMaxAttempts },
+        }),
+    ...(options.autoDisable === undefined
+      ? {}
+      : { auto_disable: options.autoDisable === "off" ? null : options.autoDisable }),
+  };
 }
 
 /** `webhooks` (alias `hooks`): spec §1's command group, calling /api through the typed client. */
@@ -37,13 +58,15 @@ export function registerWebhookCommands(program: Command): void {
   );
 
   addSecretOptions(
-    webhooks
-      .command("create")
-      .description("create a webhook")
-      .addOption(projectIdOption())
-      .requiredOption("--url <url>", "receiver address (http:// or https://)")
-      .addOption(eventsOption("events to subscribe to").makeOptionMandatory())
-      .addOption(enabledOption("whether deliveries are made (default: true)")),
+    policyOptions(
+      webhooks
+        .command("create")
+        .description("create a webhook")
+        .addOption(projectIdOption())
+        .requiredOption("--url <url>", "receiver address (http:// or https://)")
+        .addOption(eventsOption("events to subscribe to").makeOptionMandatory())
+        .addOption(enabledOption("whether deliveries are made (default: true)")),
+    ),
     { forUpdate: false },
   ).action(async (options: CreateOptions, command: Command) => {
     const { client, json } = connect(command);
@@ -53,6 +76,7 @@ export function registerWebhookCommands(program: Command): void {
       events: options.events,
       ...(options.enabled === undefined ? {} : { enabled: options.enabled }),
       ...(secret === undefined ? {} : { secret }),
+      ...policyFields(options),
     });
     emit(json, webhook, webhookFields);
   });
@@ -77,14 +101,16 @@ export function registerWebhookCommands(program: Command): void {
     });
 
   addSecretOptions(
-    webhooks
-      .command("update")
-      .description("change a webhook; options left out keep their values")
-      .addOption(projectIdOption())
-      .addOption(webhookIdOption())
-      .option("--url <url>", "new receiver address")
-      .addOption(eventsOption("new subscription, replacing the old one"))
-      .addOption(enabledOption("turn deliveries on or off")),
+    policyOptions(
+      webhooks
+        .command("update")
+        .description("change a webhook; options left out keep their values")
+        .addOption(projectIdOption())
+        .addOption(webhookIdOption())
+        .option("--url <url>", "new receiver address")
+        .addOption(eventsOption("new subscription, replacing the old one"))
+        .addOption(enabledOption("turn deliveries on or off (true also clears an automatic disable)")),
+    ),
     { forUpdate: true },
   ).action(async (options: UpdateOptions, command: Command) => {
     const { client, json } = connect(command);
@@ -94,11 +120,12 @@ export function registerWebhookCommands(program: Command): void {
       ...(options.events === undefined ? {} : { events: options.events }),
       ...(options.enabled === undefined ? {} : { enabled: options.enabled }),
       ...(secret === undefined ? {} : { secret }),
+      ...policyFields(options),
     };
     if (Object.keys(changes).length === 0) {
       usageError(
         command,
-        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin or --remove-secret",
+        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts or --auto-disable",
       );
     }
     emit(json, await client.updateWebhook(options.projectId, options.webhookId, changes), webhookFields);
@@ -110,7 +137,11 @@ export function registerWebhookCommands(program: Command): void {
   ] as const) {
     webhooks
       .command(name)
-      .description(enabled ? "resume deliveries to a webhook" : "stop deliveries to a webhook")
+      .description(
+        enabled
+          ? "resume deliveries to a webhook (also after an automatic disable)"
+          : "stop deliveries to a webhook",
+      )
       .addOption(projectIdOption())
       .addOption(webhookIdOption())
       .action(async (options: WebhookRef, command: Command) => {

@@ -120,3 +120,42 @@ export const eventsOption = (description: string) =>
 
 export const enabledOption = (description: string) =>
   new Option("--enabled <true|false>", description).argParser(trueOrFalse);
+
+// `off` stays the string "off": commander turns a parser's null into "".
+
+/** `off` turns retries off; otherwise the number of attempts in all, which the API checks. */
+export function retryMaxAttempts(value: string): number | "off" {
+  if (value === "off") return "off";
+  return positiveIntegerOr(value, "It must be a number of attempts (1-6) or 'off'.");
+}
+
+/** `<failures>:<seconds>` (e.g. 10:3600), or `off`. */
+export function autoDisable(value: string): { after_failures: number; min_duration_seconds: number } | "off" {
+  if (value === "off") return "off";
+  const match = /^(\d+):(\d+)$/.exec(value);
+  if (!match) throw new InvalidArgumentError("It must be <failures>:<seconds>, such as 10:3600, or 'off'.");
+  return { after_failures: Number(match[1]), min_duration_seconds: Number(match[2]) };
+}
+
+function positiveIntegerOr(value: string, message: string): number {
+  try {
+    return positiveInteger(value);
+  } catch {
+    throw new InvalidArgumentError(message);
+  }
+}
+
+export const policyOptions = (command: Command): Command =>
+  command
+    .addOption(
+      new Option(
+        "--retry-max-attempts <n|off>",
+        "opt-in automatic retries: up to n attempts of an event in all (1-6), or off",
+      ).argParser(retryMaxAttempts),
+    )
+    .addOption(
+      new Option(
+        "--auto-disable <failures:seconds|off>",
+        "opt-in: disable the webhook after that many failed deliveries in a row over at least that long, or off",
+      ).argParser(autoDisable),
+    );

@@ -17,25 +17,45 @@ function subscribedEvents(events: string[]): string {
   return everything ? `all (${events.length})` : cell(events);
 }
 
+/** `false (auto)` when the service disabled the webhook itself (auto_disable); `show` has the reason. */
+const enabledCell = (w: Webhook) => (w.disabled_reason !== null ? "false (auto)" : cell(w.enabled));
+
+const retryPolicyText = (w: Webhook) =>
+  w.retry_policy === null ? null : `up to ${w.retry_policy.max_attempts} attempts`;
+
+const autoDisableText = (w: Webhook) =>
+  w.auto_disable === null
+    ? null
+    : `after ${w.auto_disable.after_failures} failures in a row over at least ${w.auto_disable.min_duration_seconds} s`;
+
 export function webhookTable(webhooks: Webhook[]): string {
   if (webhooks.length === 0) return "No webhooks.\n";
   return formatTable(
-    ["ID", "URL", "EVENTS", "ENABLED", "HAS_SECRET", "UPDATED_AT"],
+    ["ID", "URL", "EVENTS", "ENABLED", "HAS_SECRET", "RETRIES", "UPDATED_AT"],
     webhooks.map((w) => [
       cell(w.id),
       w.url,
       subscribedEvents(w.events),
-      cell(w.enabled),
+      enabledCell(w),
       cell(w.has_secret),
+      cell(w.retry_policy?.max_attempts),
       w.updated_at,
     ]),
   );
 }
 
 export function webhookFields(webhook: Webhook): string {
-  const { managed_by: managedBy, ...fields } = webhook;
+  const { managed_by: managedBy, retry_policy: _retry, auto_disable: _auto, ...fields } = webhook;
   const owner = managedBy ? `${managedBy.kind} ${managedBy.namespace}/${managedBy.name}` : null;
-  return formatFields([...Object.entries(fields), ["managed_by", owner]]);
+  const { disabled_reason: reason, disabled_at: at, ...spec } = fields;
+  return formatFields([
+    ...Object.entries(spec),
+    ["managed_by", owner],
+    ["retry_policy", retryPolicyText(webhook)],
+    ["auto_disable", autoDisableText(webhook)],
+    ["disabled_reason", reason],
+    ["disabled_at", at],
+  ]);
 }
 
 export function eventTypeTable(types: EventTypeDescriptor[]): string {

@@ -19,6 +19,8 @@ export interface WebhookSpec {
   events: string[];
   enabled: boolean;
   secretRef?: { name: string; key: string };
+  retryPolicy?: { maxAttempts: number };
+  autoDisable?: { afterFailures: number; minDurationSeconds: number };
 }
 
 /** Shaped like metav1.Condition. */
@@ -86,6 +88,25 @@ export const specSchema = {
         key: { type: "string", minLength: 1, maxLength: 253, pattern: "^[-._a-zA-Z0-9]+$" },
       },
       description: "Secret in the Webhook's namespace holding the signing secret.",
+    },
+    retryPolicy: {
+      type: "object",
+      required: ["maxAttempts"],
+      properties: {
+        maxAttempts: { type: "integer", minimum: 1, maximum: 6 },
+      },
+      description:
+        "Opt-in automatic retries: up to maxAttempts attempts of an event in all, after 5 s, 1 min, 5 min, 30 min, 2 h (±20 % jitter). Absent: no automatic retry.",
+    },
+    autoDisable: {
+      type: "object",
+      required: ["afterFailures", "minDurationSeconds"],
+      properties: {
+        afterFailures: { type: "integer", minimum: 1, maximum: 1000 },
+        minDurationSeconds: { type: "integer", minimum: 0, maximum: 2592000 },
+      },
+      description:
+        "Opt-in: disable deliveries after afterFailures failed deliveries in a row over at least minDurationSeconds (Ready=False, reason AutoDisabled). A change to the spec enables it again.",
     },
   },
   "x-kubernetes-validations": [
@@ -155,6 +176,7 @@ export function customResourceDefinition() {
             { name: "Events", type: "string", jsonPath: ".spec.events" },
             { name: "Enabled", type: "boolean", jsonPath: ".spec.enabled" },
             { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+            { name: "Reason", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
             { name: "Last Delivery", type: "date", jsonPath: ".status.lastDelivery.at" },
             { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
           ],

@@ -115,6 +115,11 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
         enabled: validated.spec.enabled,
         secret,
         owner: ownerOf(resource),
+        generation: resource.metadata.generation,
+        policies: {
+          retryMaxAttempts: validated.spec.retryPolicy?.maxAttempts ?? null,
+          autoDisable: validated.spec.autoDisable ?? null,
+        },
       });
       const last = await findLastDelivery(deps.pool, webhook.id);
       Object.assign(status, {
@@ -128,13 +133,24 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
           eventType: last.event_type,
         },
       });
-      status.conditions = setCondition(resource.status?.conditions, {
-        type: "Ready",
-        status: "True",
-        reason: "Reconciled",
-        message: `Delivering ${validated.spec.enabled ? "" : "nothing (disabled) "}as webhook ${webhook.id} of project ${project.id}.`,
-        observedGeneration: resource.metadata.generation,
-      });
+      status.conditions = setCondition(
+        resource.status?.conditions,
+        webhook.disabled_reason !== null
+          ? {
+              type: "Ready",
+              status: "False",
+              reason: "AutoDisabled",
+              message: `${webhook.disabled_reason} (webhook ${webhook.id} of project ${project.id}). Any change to this resource's spec enables it again.`,
+              observedGeneration: resource.metadata.generation,
+            }
+          : {
+              type: "Ready",
+              status: "True",
+              reason: "Reconciled",
+              message: `Delivering ${validated.spec.enabled ? "" : "nothing (disabled) "}as webhook ${webhook.id} of project ${project.id}.`,
+              observedGeneration: resource.metadata.generation,
+            },
+      );
     } catch (error) {
       if (!(error instanceof ConfigurationProblem)) throw error;
       result = "config_error";
