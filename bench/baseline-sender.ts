@@ -37,6 +37,8 @@ export async function postWithAxios(
     errorMessage: message,
     failure,
     durationMs: Math.round(performance.now() - started),
+    requestTimestamp: Number(timestamp),
+    signature: headers["x-webhook-signature"] ?? null,
     deliveredAt: new Date(),
   });
   try {

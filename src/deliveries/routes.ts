@@ -30,6 +30,22 @@ export function toDeliveryJson(row: DeliveryRecordRow) {
     attempt_number: row.attempt_number,
     created_at: iso(row.created_at),
     delivered_at: iso(row.delivered_at),
+    request_headers: requestHeaders(row),
+  };
+}
+
+/**
+ * The headers of spec §4.1 exactly as the attempt sent them; null when it sent no request (a refused
+ * destination) or was recorded before the timestamp and signature were kept (migration 009).
+ */
+function requestHeaders(row: DeliveryRecordRow): Record<string, string> | null {
+  if (row.request_timestamp === null) return null;
+  return {
+    "Content-Type": "application/json",
+    "X-Webhook-Event": row.event_type,
+    "X-Webhook-Delivery": String(row.id),
+    "X-Webhook-Timestamp": String(row.request_timestamp),
+    ...(row.signature === null ? {} : { "X-Webhook-Signature": row.signature }),
   };
 }
 

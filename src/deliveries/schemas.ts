@@ -46,6 +46,22 @@ export const deliverySchema = z
     attempt_number: z.number().int(),
     created_at: isoTimestamp,
     delivered_at: isoTimestamp,
+    request_headers: z
+      .record(z.string(), z.string())
+      .nullable()
+      .openapi({
+        description:
+          "The request headers of spec §4.1 exactly as this attempt sent them (X-Webhook-Signature only when signed; " +
+          "it is the HMAC digest, never the secret). null when no request was sent (refused destination or secret " +
+          "that could not be decrypted) or the attempt predates this field.",
+        example: {
+          "Content-Type": "application/json",
+          "X-Webhook-Event": "deployment.succeeded",
+          "X-Webhook-Delivery": "42",
+          "X-Webhook-Timestamp": "1795390000",
+          "X-Webhook-Signature": "sha256=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd",
+        },
+      }),
   })
   .openapi("Delivery");
 

@@ -15,13 +15,17 @@ export interface DeliveryRecordRow {
   attempt_number: number;
   created_at: Date;
   delivered_at: Date;
+  /** The X-Webhook-Timestamp sent (Unix seconds); null before migration 009 or when nothing was sent. */
+  request_timestamp: number | null;
+  signature: string | null;
 }
 
 // Only finished attempts (state 'done', delivered_at set) are delivery records in the API's sense; queued and in-flight
 // rows are the outbox, visible through the queue metrics instead.
 const recordSelect = `
   SELECT d.id, d.webhook_id, d.event_type, d.event_id, e.envelope AS payload, d.success, d.status_code,
-         d.response_body, d.error_message, d.attempt_number, d.created_at, d.delivered_at
+         d.response_body, d.error_message, d.attempt_number, d.created_at, d.delivered_at,
+         d.request_timestamp, d.signature
     FROM deliveries d JOIN events e ON e.id = d.event_id`;
 
 export interface DeliveryFilter {

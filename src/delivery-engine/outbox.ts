@@ -53,10 +53,12 @@ export interface ClaimRequest {
 //   dropped (the receiver saw the same delivery twice, which at-least-once allows). Each row finds
 //   its outcome by its position in the id array rather than by joining an unnest: the filter is
 //   estimated at ~1 row, and with that estimate the planner joins by rescanning the unnest per row.
-const recordedCte = (returning = "d.id") => `
+const recordedCte = (headers: number, returning = "d.id") => `
   recorded AS (
     UPDATE deliveries d
        SET state = 'done', success = ($3::boolean[])[array_position($2::bigint[], d.id)],
+           request_timestamp = ($${headers}::bigint[])[array_position($2::bigint[], d.id)],
+           signature = ($${headers + 1}::text[])[array_position($2::bigint[], d.id)],
            status_code = ($4::int[])[array_position($2::bigint[], d.id)],
            response_body = ($5::text[])[array_position($2::bigint[], d.id)],
            error_message = ($6::text[])[array_position($2::bigint[], d.id)],
@@ -94,7 +96,7 @@ const plainClaim = claimedCte(
   `SELECT id FROM deliveries WHERE ${dueRows} ORDER BY id LIMIT $8 FOR UPDATE SKIP LOCKED`,
 );
 const recordAndClaimSql = `
-  WITH ${recordedCte()},
+  WITH ${recordedCte(10)},
   ${plainClaim}
   ${claimedWithSendDetails}`;
 
@@ -136,18 +138,18 @@ const cappedClaim = `candidates AS (
   ),
   ${claimedCte("SELECT id FROM due")}`;
 const recordAndClaimCappedSql = `
-  WITH ${recordedCte()}, ${cappedClaim}
+  WITH ${recordedCte(17)}, ${cappedClaim}
   ${claimedWithSendDetails}`;
 
 // The follow-up variants (follow-ups.ts): the same record and claim, plus a failed attempt's retry and
 // the auto-disable count, for a batch that holds an outcome of a webhook with such a policy. Their
 // per-outcome arrays come after the parameters of the statement they extend.
 const recordAndClaimFollowUpsSql = `
-  WITH ${recordedCte(recordedForFollowUps(10, 11))}, ${followUpCtes},
+  WITH ${recordedCte(10, recordedForFollowUps(12, 13))}, ${followUpCtes},
   ${plainClaim}
   ${withFollowUps(claimedWithSendDetails, webhooksDisabledChannel)}`;
 const recordAndClaimCappedFollowUpsSql = `
-  WITH ${recordedCte(recordedForFollowUps(17, 18))}, ${followUpCtes}, ${cappedClaim}
+  WITH ${recordedCte(17, recordedForFollowUps(19, 20))}, ${followUpCtes}, ${cappedClaim}
   ${withFollowUps(claimedWithSendDetails, webhooksDisabledChannel)}`;
 
 /**
@@ -239,6 +241,12 @@ async function runRecordAndClaim(
       plan.restrictedBudget,
     );
   }
+  // The headers sent follow the claim's parameters ($10 and $11, or $17 and $18 when capped).
+  values.push(
+    arrayLiteral(outcomes.map((o) => o.outcome.requestTimestamp)),
+    // "sha256=<hex>" needs no quoting in an array literal.
+    arrayLiteral(outcomes.map((o) => o.outcome.signature)),
+  );
   const followUps = outcomes.some((o) => (o.retryInMs ?? null) !== null || o.countsTowardAutoDisable);
   if (!followUps) {
     const name = capped ? "record-and-claim-capped" : "record-and-claim";

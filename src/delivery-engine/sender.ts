@@ -26,6 +26,10 @@ export interface DeliveryOutcome {
   /** Why it failed, for metrics; null on success. */
   failure: FailureKind | null;
   durationMs: number;
+  /** X-Webhook-Timestamp as sent (Unix seconds); null when no request was made (refused). */
+  requestTimestamp: number | null;
+  /** X-Webhook-Signature as sent; null when unsigned or when no request was made. */
+  signature: string | null;
 }
 
 export type FailureKind = "http" | "timeout" | "connection" | "refused";
@@ -132,6 +136,8 @@ export function createSender(opts: {
     const started = performance.now();
     let statusCode = 0;
     let timedOut = false;
+    // The two headers computed at send time, kept with the outcome so the record shows them as sent.
+    let sent: { timestamp: number; signature: string | null } | null = null;
     const bodyParts: string[] = [];
     const outcome = (failure: FailureKind | null, errorMessage: string | null): DeliveryOutcome => ({
       success: failure === null,
@@ -141,6 +147,8 @@ export function createSender(opts: {
       responseBody: bodyParts.join("").replaceAll("\u0000", ""),
       errorMessage,
       durationMs: Math.round(performance.now() - started),
+      requestTimestamp: failure === "refused" ? null : (sent?.timestamp ?? null),
+      signature: failure === "refused" ? null : (sent?.signature ?? null),
     });
     const answered = (): DeliveryOutcome =>
       statusCode >= 200 && statusCode <= 299
@@ -159,6 +167,7 @@ export function createSender(opts: {
       if (d.secret !== null) {
         headers["x-webhook-signature"] = signPayload(openedSecret(d.secret), timestamp, d.body);
       }
+      sent = { timestamp: Number(timestamp), signature: headers["x-webhook-signature"] ?? null };
 
       // The dispatcher never follows redirects, so a 3xx is answered like any other non-2xx. The
       // timeout runs on undici's own per-request timer until the response head arrives (connecting

@@ -56,6 +56,8 @@ function notSentOutcome(delivery: ClaimedDelivery): DeliveryOutcome {
     errorMessage: notSentDisabledMessage(delivery.webhook_id),
     failure: null,
     durationMs: 0,
+    requestTimestamp: null,
+    signature: null,
   };
 }
 

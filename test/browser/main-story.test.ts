@@ -70,6 +70,13 @@ it("sign in → add a signed webhook → test event → signature valid → deli
   expect(await request.getByRole("row", { name: /X-Webhook-Delivery/ }).innerText()).toContain(
     received?.headers["x-webhook-delivery"],
   );
+  // The timestamp and signature shown are the ones the receiver got.
+  expect(await request.getByRole("row", { name: /X-Webhook-Timestamp/ }).innerText()).toContain(
+    received?.headers["x-webhook-timestamp"],
+  );
+  expect(await request.getByRole("row", { name: /X-Webhook-Signature/ }).innerText()).toContain(
+    received?.headers["x-webhook-signature"],
+  );
   await page.getByRole("button", { name: "Raw" }).click();
   expect(await request.locator("pre").innerText()).toBe(received?.body);
 

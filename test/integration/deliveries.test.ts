@@ -399,6 +399,8 @@ describe("GET .../webhooks/{webhook_id}/deliveries/{delivery_id} (endpoint 8)", 
       attempt_number: 1,
       created_at: "2026-03-01T10:00:10.000Z",
       delivered_at: "2026-03-01T10:00:10.250Z",
+      // Seeded as a version before migration 009 would have recorded it.
+      request_headers: null,
     });
     // The envelope was deliberately not in canonical form: a re-serialisation would differ.
     expect(JSON.stringify(JSON.parse(response.body.payload))).not.toBe(success.event.envelope);
@@ -425,6 +427,7 @@ describe("GET .../webhooks/{webhook_id}/deliveries/{delivery_id} (endpoint 8)", 
       attempt_number: 1,
       created_at: "2026-03-01T10:00:20.000Z",
       delivered_at: "2026-03-01T10:00:20.007Z",
+      request_headers: null,
     });
     const replayed = await get(replay.id);
     expect(replayed.body).toMatchObject({

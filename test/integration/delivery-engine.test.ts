@@ -4,7 +4,7 @@ import { type Queryable, withTransaction } from "../../src/db/pool.js";
 import { emitEvent, emitEvents } from "../../src/delivery-engine/emit.js";
 import { insertLeasedDelivery } from "../../src/delivery-engine/outbox.js";
 import { freePort as closedPort } from "../support/ports.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { eventually, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;
@@ -38,6 +38,23 @@ async function deliveriesOf(webhookId: number) {
   const list = await service.api("GET", `/projects/${projectId}/webhooks/${webhookId}/deliveries`);
   expect(list.status).toBe(200);
   return list.body as Array<Record<string, unknown>>;
+}
+
+/** The §4.1 headers a receiver got, named as the delivery record's request_headers names them. */
+function headersReceived(request: ReceivedRequest): Record<string, string> {
+  const names = [
+    "Content-Type",
+    "X-Webhook-Event",
+    "X-Webhook-Delivery",
+    "X-Webhook-Timestamp",
+    "X-Webhook-Signature",
+  ];
+  return Object.fromEntries(
+    names.flatMap((name) => {
+      const value = request.headers[name.toLowerCase()];
+      return typeof value === "string" ? [[name, value]] : [];
+    }),
+  );
 }
 
 async function waitForDeliveries(webhookId: number, count: number) {
@@ -100,6 +117,9 @@ describe("emitting and delivering", () => {
       error_message: null,
       attempt_number: 1,
     });
+    // The record shows the request exactly as it went out, signature included.
+    expect(delivery.request_headers).toEqual(headersReceived(request));
+    expect(Object.keys(headersReceived(request))).toHaveLength(5);
   });
 
   it("stores and sends every envelope of a batch byte for byte, whatever text its payload holds", async () => {
@@ -139,6 +159,10 @@ describe("emitting and delivering", () => {
     const request = receiver.requests.find((r) => r.path === "/unsigned");
     expect(request?.headers["x-webhook-signature"]).toBeUndefined();
     expect(request?.headers["x-webhook-event"]).toBe("deployment.failed");
+    const [delivery] = await deliveriesOf(webhookId);
+    if (!request) throw new Error("the receiver got nothing");
+    expect(delivery?.request_headers).toEqual(headersReceived(request));
+    expect(delivery?.request_headers).not.toHaveProperty("X-Webhook-Signature");
   });
 
   it("queues nothing for disabled webhooks or webhooks not subscribed to the event", async () => {
@@ -327,6 +351,8 @@ describe("replay (endpoint 9)", () => {
     const lastRequest = receiver.requests.filter((r) => r.path === "/flaky").at(-1);
     expect(lastRequest?.body).toBe(emitted.body);
     expect(lastRequest?.headers["x-webhook-delivery"]).toBe(String(newest?.id));
+    if (!lastRequest) throw new Error("the receiver got no replay");
+    expect(newest?.request_headers).toEqual(headersReceived(lastRequest));
 
     // Retrying the first record again numbers from the highest attempt of the event, not from it.
     const again = await service.api("POST", retryPath);

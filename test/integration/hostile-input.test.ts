@@ -317,6 +317,12 @@ describe("destinations: refused ranges as IP literals, in IPv4 and IPv6 spelling
     expect(test.body.error_message).toMatch(
       /^Destination refused for http:\/\/localhost:9\/hook: (127\.0\.0\.1|::1) is a loopback address/,
     );
+    // Nothing went out, so the record shows no request headers.
+    const record = await strict.api(
+      "GET",
+      `${webhooks()}/${created.body.id}/deliveries/${test.body.delivery_id}`,
+    );
+    expect(record.body).toMatchObject({ success: false, status_code: 0, request_headers: null });
   });
 });
 

@@ -56,6 +56,8 @@ describe("recording an outcome whose lease ran out", () => {
       errorMessage: null,
       failure: null,
       durationMs: 5,
+      requestTimestamp: null,
+      signature: null,
     };
     const reclaimed = await recordAndClaim(
       pool,

@@ -18,6 +18,8 @@ const failed = {
   errorMessage: "HTTP 503",
   failure: "http" as const,
   durationMs: 3,
+  requestTimestamp: null,
+  signature: null,
 };
 
 // The capped claim is taken when some limit is below the claim's: here the webhook's allowance of 1

@@ -20,7 +20,7 @@ export const webhookFields = [
   "disabled_at",
 ];
 
-/** Spec §2.6, a delivery record. */
+/** Spec §2.6, a delivery record, plus an additive field: request_headers (the §4.1 headers as sent). */
 export const deliveryFields = [
   "id",
   "webhook_id",
@@ -34,4 +34,5 @@ export const deliveryFields = [
   "attempt_number",
   "created_at",
   "delivered_at",
+  "request_headers",
 ];

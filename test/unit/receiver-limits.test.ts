@@ -9,6 +9,8 @@ const outcome = (kind: "success" | "timeout" | "connection" | "http"): DeliveryO
   errorMessage: kind === "success" ? null : kind,
   failure: kind === "success" ? null : kind,
   durationMs: 1,
+  requestTimestamp: null,
+  signature: null,
 });
 
 function limits(slowAfterMs = 60_000) {

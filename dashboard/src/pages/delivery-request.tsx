@@ -5,19 +5,20 @@ import { Segmented } from "../components/segmented";
 import { prettyJson } from "../format";
 
 /**
- * The headers of spec §4.1 as sent. The timestamp and signature are computed at send time and not
- * stored, so those two are described rather than quoted.
+ * The headers of spec §4.1 exactly as sent (request_headers). Attempts recorded before the service kept
+ * the timestamp and signature, and attempts never sent (a refused destination), have none: the card
+ * says so and shows what it knows.
  */
 export function RequestCard({ delivery, webhook }: { delivery: Delivery; webhook: Webhook | undefined }) {
   const [raw, setRaw] = useState(false);
-  const headers: [string, string][] = [
-    ["Content-Type", "application/json"],
-    ["X-Webhook-Event", delivery.event_type],
-    ["X-Webhook-Delivery", String(delivery.id)],
-    ["X-Webhook-Timestamp", "Unix seconds when sent (not stored)"],
-  ];
-  if (webhook?.has_secret)
-    headers.push(["X-Webhook-Signature", 'sha256=HMAC-SHA256(secret, "<timestamp>.<body>")']);
+  const recorded = delivery.request_headers;
+  const headers: [string, string][] = recorded
+    ? Object.entries(recorded)
+    : [
+        ["Content-Type", "application/json"],
+        ["X-Webhook-Event", delivery.event_type],
+        ["X-Webhook-Delivery", String(delivery.id)],
+      ];
   return (
     <section class="card" aria-labelledby="request-title">
       <div class="card-head">
@@ -45,6 +46,13 @@ export function RequestCard({ delivery, webhook }: { delivery: Delivery; webhook
           ))}
         </tbody>
       </table>
+      {recorded ? null : (
+        <p class="muted small">
+          {delivery.status_code === 0 && /^(Destination refused|Not sent)/.test(delivery.error_message ?? "")
+            ? "No request was sent for this attempt (see the error below)."
+            : "X-Webhook-Timestamp and X-Webhook-Signature were not recorded for this attempt (it predates the version that keeps them)."}
+        </p>
+      )}
       <CodeBlock
         label="Request body"
         text={raw ? delivery.payload : prettyJson(delivery.payload)}
