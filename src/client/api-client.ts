@@ -1,6 +1,6 @@
 import axios, { type AxiosInstance, type AxiosRequestConfig } from "axios";
 import type { z } from "zod";
-import type { deliverySchema, retryResultSchema } from "../deliveries/schemas.js";
+import type { deliverySchema, recoverResultSchema, retryResultSchema } from "../deliveries/schemas.js";
 import type { TestEventResult as EngineTestEventResult } from "../delivery-engine/engine.js";
 import { parseNextLink } from "../http/link-header.js";
 import type { createProjectBody, projectListSchema, projectSchema } from "../projects/schemas.js";
@@ -20,6 +20,7 @@ export type Webhook = z.infer<typeof webhookSchema>;
 export type EventTypeDescriptor = z.infer<typeof eventTypeSchema>;
 export type Delivery = z.infer<typeof deliverySchema>;
 export type RetryResult = z.infer<typeof retryResultSchema>;
+export type RecoverResult = z.infer<typeof recoverResultSchema>;
 /** The test-event route's schema is private to it; it serialises exactly the engine's result. */
 export type TestEventResult = EngineTestEventResult;
 export type Project = z.infer<typeof projectSchema>;
@@ -122,6 +123,23 @@ export class ApiClient {
     return this.#call({
       method: "get",
       url: `${webhookPath(projectId, webhookId)}/deliveries/${deliveryId}`,
+    });
+  }
+
+  /** Queues a new attempt of each event whose latest attempt failed since `since` (endpoint …/recover). */
+  recoverDeliveries(
+    projectId: number,
+    webhookId: number,
+    window: { since: string; until?: string | undefined; eventType?: string | undefined },
+  ): Promise<RecoverResult> {
+    return this.#call({
+      method: "post",
+      url: `${webhookPath(projectId, webhookId)}/deliveries/recover`,
+      data: {
+        since: window.since,
+        ...(window.until === undefined ? {} : { until: window.until }),
+        ...(window.eventType === undefined ? {} : { event_type: window.eventType }),
+      },
     });
   }
 

@@ -2,6 +2,7 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
+import { ConflictError } from "../http/errors.js";
 import { nextLinkHeader } from "../http/link-header.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
@@ -10,7 +11,15 @@ import { webhookParams } from "../webhooks/schemas.js";
 import { requireWebhook } from "../webhooks/service.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { deliveryNotFound } from "./not-found.js";
-import { deliveryParams, deliverySchema, listDeliveriesQuery, retryResultSchema } from "./schemas.js";
+import { queueRecovery, recoveryLimit } from "./recovery.js";
+import {
+  deliveryParams,
+  deliverySchema,
+  listDeliveriesQuery,
+  recoverBody,
+  recoverResultSchema,
+  retryResultSchema,
+} from "./schemas.js";
 import type { DeliveryRecordRow } from "./store.js";
 import { findDeliveryRecord, listDeliveryRecords } from "./store.js";
 
@@ -110,6 +119,47 @@ export function registerDeliveryRoutes(
       const row = await findDeliveryRecord(pool, params.webhook_id, params.delivery_id);
       if (!row) throw deliveryNotFound(params.delivery_id, params.webhook_id);
       return { status: 200, body: toDeliveryJson(row) };
+    },
+  });
+
+  addRoute(router, registry, {
+    method: "post",
+    path: "/projects/{project_id}/webhooks/{webhook_id}/deliveries/recover",
+    tag,
+    summary:
+      "Queue a new attempt of every event whose latest attempt failed, among the failures created since `since` " +
+      "(until `until`, of `event_type`): the workers send them as they do any delivery. Answers at once with " +
+      "how many were queued; events with an attempt already queued are skipped. A disabled webhook answers 409.",
+    params: webhookParams,
+    body: recoverBody,
+    responses: {
+      202: { description: "How many events were queued", schema: recoverResultSchema },
+      409: { description: "The webhook is disabled" },
+    },
+    handler: async ({ params, body, auth }) => {
+      const webhook = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
+      if (!webhook.enabled) {
+        throw new ConflictError(
+          `Webhook ${webhook.id} is disabled; enable it before recovering its deliveries.`,
+        );
+      }
+      const until = body.until ?? new Date();
+      const queued = await queueRecovery(pool, webhook.id, {
+        since: body.since,
+        until,
+        eventType: body.event_type,
+      });
+      if (queued > 0) engine.wake();
+      return {
+        status: 202,
+        body: {
+          queued,
+          since: iso(body.since),
+          until: iso(until),
+          event_type: body.event_type ?? null,
+          limit: recoveryLimit,
+        },
+      };
     },
   });
 

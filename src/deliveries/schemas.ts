@@ -108,3 +108,47 @@ export const deliveryStatsSchema = z
       .openapi({ description: "The newest attempt, whenever it was; null before the first" }),
   })
   .openapi("DeliveryStats");
+
+const instant = (name: string) =>
+  z.iso
+    .datetime({ offset: true, error: `${name} must be an ISO 8601 date-time, e.g. 2026-11-22T10:00:00Z` })
+    .transform((value) => new Date(value))
+    .openapi({ type: "string", format: "date-time", example: "2026-11-22T10:00:00Z" });
+
+export const recoverBody = z
+  .strictObject({
+    since: instant("since").openapi({
+      description: "Recover failures of attempts created at or after this time",
+    }),
+    until: instant("until").optional().openapi({ description: "… and before this time (default: now)" }),
+    event_type: z
+      .string()
+      .min(1, "event_type must not be empty")
+      .max(200)
+      .optional()
+      .openapi({ description: "Only this event type", example: "deployment.failed" }),
+  })
+  .superRefine((body, ctx) => {
+    // Runs after field errors too (zod 4): then a field may be missing.
+    if (!(body.since instanceof Date)) return;
+    const now = Date.now();
+    if (body.since.getTime() > now)
+      ctx.addIssue({ code: "custom", path: ["since"], message: "since is in the future" });
+    if (body.until && body.until.getTime() <= body.since.getTime()) {
+      ctx.addIssue({ code: "custom", path: ["until"], message: "until must be later than since" });
+    }
+  })
+  .openapi("RecoverRequest");
+
+export const recoverResultSchema = z
+  .object({
+    queued: z.number().int().openapi({ description: "Events queued for a new attempt" }),
+    since: isoTimestamp,
+    until: isoTimestamp,
+    event_type: z.string().nullable(),
+    limit: z
+      .number()
+      .int()
+      .openapi({ description: "At most this many are queued per call; call again for the rest" }),
+  })
+  .openapi("RecoverResult");

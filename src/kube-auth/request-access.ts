@@ -9,7 +9,9 @@ import type { WebhookAccess } from "./reviewer.js";
 export function requiredAccess(method: string, path: string): Omit<WebhookAccess, "namespace"> {
   const segments = path.split("/").filter(Boolean);
   const last = segments.at(-1) ?? "";
-  if (method === "POST" && last === "retry") return { verb: "create", subresource: "replay" };
+  // Recovering failures replays them in bulk: the same permission.
+  if (method === "POST" && (last === "retry" || last === "recover"))
+    return { verb: "create", subresource: "replay" };
   if (method === "POST" && last === "test") return { verb: "create", subresource: "test" };
   switch (method) {
     case "GET":

@@ -388,6 +388,12 @@ describe("webhooks deliveries", () => {
     expect(stdout).toMatch(new RegExp(`^event_id: +${api.event_id}$`, "m"));
     expect(stdout).toMatch(/^success: +false$/m);
     expect(stdout).toContain("\nresponse_body:\nreceiver broke\n");
+    // The request headers as sent, one per line, signature and all.
+    const headers = Object.entries(api.request_headers as Record<string, string>);
+    expect(headers.length).toBeGreaterThanOrEqual(4);
+    expect(stdout).toContain(
+      `\nrequest_headers:\n${headers.map(([name, value]) => `${name}: ${value}`).join("\n")}\n`,
+    );
     const payload = stdout.slice(stdout.indexOf("\npayload:\n") + "\npayload:\n".length);
     expect(payload).toBe(`${JSON.stringify(JSON.parse(api.payload), null, 2)}\n`);
     expect(
@@ -414,6 +420,35 @@ describe("webhooks deliveries", () => {
       error_message: null,
       attempt_number: 4,
     });
+  });
+
+  it("recovers the failed events since a time: queued through the service, sent once each", async () => {
+    const recover = ["webhooks", "deliveries", "recover", ...ids(webhookId), "--since", "1h"];
+    // The receiver answers 200 by now and the retries above succeeded: nothing is left to recover.
+    expect(await ok(recover)).toMatch(/^queued 0 events failed between \S+ and \S+\n$/);
+    receiver.on("/flaky", (_request, res) => res.writeHead(500).end("down again"));
+    const path = `/projects/${projectId}/webhooks/${webhookId}/deliveries`;
+    const before = (await service.api("GET", `${path}?limit=100`)).body.length;
+    await withTransaction(service.pool, (client) =>
+      emitEvent(client, { eventType: "deployment.failed", projectId, payload: { deployment_id: 2 } }),
+    );
+    await eventually(async () =>
+      (await service.api("GET", `${path}?limit=100`)).body.length > before ? true : undefined,
+    );
+    receiver.on("/flaky", (_request, res) => res.writeHead(200).end("ok"));
+    expect(await ok([...recover, "--event-type", "deployment.failed"])).toMatch(
+      /^queued 1 deployment\.failed event failed between \S+ and \S+\n$/,
+    );
+    const newest = await eventually(async () => {
+      const [latest] = (await service.api("GET", path)).body;
+      return latest?.attempt_number === 2 ? latest : undefined;
+    });
+    expect(newest).toMatchObject({ success: true, event_type: "deployment.failed" });
+    const bad = await cli([...recover.slice(0, -1), "yesterday"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      "It must be a duration back from now (30m, 2h, 7d) or an ISO 8601 date-time.",
+    );
   });
 
   it("limits the list with --limit", async () => {

@@ -4,13 +4,14 @@ import {
   connect,
   type DeliveryRef,
   deliveryIdOption,
+  pointInTime,
   positiveInteger,
   projectIdOption,
   type WebhookRef,
   webhookIdOption,
 } from "./options.js";
 import { emit } from "./output.js";
-import { attemptFields, deliveryDetails, deliveryTable } from "./views.js";
+import { attemptFields, deliveryDetails, deliveryTable, recoverSummary } from "./views.js";
 
 /** `webhooks deliveries …`: the delivery records of one webhook (endpoints 7–9). */
 export function registerDeliveryCommands(webhooks: Command): void {
@@ -59,6 +60,26 @@ export function registerDeliveryCommands(webhooks: Command): void {
     });
 
   deliveries
+    .command("recover")
+    .description(
+      "queue a new attempt of every event whose latest attempt failed since a time; the service sends them",
+    )
+    .addOption(projectIdOption())
+    .addOption(webhookIdOption())
+    .addOption(
+      new Option("--since <when>", "failures since: a duration back from now (30m, 2h, 7d) or an ISO time")
+        .argParser(pointInTime)
+        .makeOptionMandatory(),
+    )
+    .addOption(new Option("--until <when>", "… and before (default: now)").argParser(pointInTime))
+    .addOption(new Option("--event-type <name>", "only events of this type"))
+    .action(async (options: RecoverOptions, command: Command) => {
+      const { client, json } = connect(command);
+      const result = await client.recoverDeliveries(options.projectId, options.webhookId, options);
+      emit(json, result, recoverSummary);
+    });
+
+  deliveries
     .command("retry")
     .description("re-send a delivery's event now and print the outcome (exit 1 if it failed)")
     .addOption(projectIdOption())
@@ -77,4 +98,10 @@ interface ListOptions extends WebhookRef {
   failed?: boolean;
   eventType?: string;
   all?: boolean;
+}
+
+interface RecoverOptions extends WebhookRef {
+  since: string;
+  until?: string;
+  eventType?: string;
 }

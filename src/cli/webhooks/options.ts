@@ -82,6 +82,26 @@ export function positiveInteger(value: string): number {
   return number;
 }
 
+const durationUnits: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * A point in time as `--since` and `--until` take it: a duration back from now (30m, 2h, 7d) or an
+ * ISO 8601 date-time. Returned as ISO text for the API.
+ */
+export function pointInTime(value: string): string {
+  const duration = /^(\d+)([mhd])$/.exec(value);
+  if (duration) {
+    return new Date(
+      Date.now() - Number(duration[1]) * (durationUnits[duration[2] as string] as number),
+    ).toISOString();
+  }
+  if (/^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value)))
+    return new Date(value).toISOString();
+  throw new InvalidArgumentError(
+    "It must be a duration back from now (30m, 2h, 7d) or an ISO 8601 date-time.",
+  );
+}
+
 export function trueOrFalse(value: string): boolean {
   if (value === "true") return true;
   if (value === "false") return false;

@@ -1,6 +1,7 @@
 import type {
   Delivery,
   EventTypeDescriptor,
+  RecoverResult,
   RetryResult,
   TestEventResult,
   Webhook,
@@ -89,7 +90,7 @@ export function deliveryTable(deliveries: Delivery[]): string {
 
 /** The delivery's fields, then the receiver's answer and the envelope as sent (pretty-printed). */
 export function deliveryDetails(delivery: Delivery): string {
-  const { payload, response_body: responseBody, ...fields } = delivery;
+  const { payload, response_body: responseBody, request_headers: requestHeaders, ...fields } = delivery;
   let envelope: string;
   try {
     envelope = JSON.stringify(JSON.parse(payload), null, 2);
@@ -97,7 +98,18 @@ export function deliveryDetails(delivery: Delivery): string {
     envelope = payload;
   }
   const answer = responseBody.trimEnd() === "" ? "(empty)" : responseBody.trimEnd();
-  return `${formatFields(Object.entries(fields))}\nresponse_body:\n${answer}\n\npayload:\n${envelope}\n`;
+  const sent = requestHeaders
+    ? Object.entries(requestHeaders)
+        .map(([name, value]) => `${name}: ${value}`)
+        .join("\n")
+    : "(not recorded: no request was sent, or the attempt predates this version)";
+  return `${formatFields(Object.entries(fields))}\nrequest_headers:\n${sent}\n\nresponse_body:\n${answer}\n\npayload:\n${envelope}\n`;
+}
+
+export function recoverSummary(result: RecoverResult): string {
+  const what = result.event_type === null ? "" : ` ${result.event_type}`;
+  const more = result.queued === result.limit ? ` (the most one call queues; run it again for the rest)` : "";
+  return `queued ${result.queued}${what} ${result.queued === 1 ? "event" : "events"} failed between ${result.since} and ${result.until}${more}\n`;
 }
 
 export function attemptFields(result: RetryResult | TestEventResult): string {

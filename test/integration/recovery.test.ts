@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.js";
+import { emitEvent } from "../../src/delivery-engine/emit.js";
+import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+// Bulk recovery: every failed event of a webhook since T goes back through the queue once, as a new
+// attempt, against a real receiver and the real workers.
+
+let service: TestService;
+let receiver: Receiver;
+let projectId: number;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  service = await startTestService({ DELIVERY_POLL_INTERVAL_MS: "200" });
+  projectId = (await service.api("POST", "/projects", { body: { name: "Shop", slug: "shop" } })).body.id;
+});
+afterAll(async () => {
+  await service.close();
+  await receiver.close();
+});
+
+type EventType = "deployment.succeeded" | "deployment.failed";
+type Delivery = {
+  id: number;
+  event_id: string;
+  attempt_number: number;
+  success: boolean;
+  event_type: string;
+};
+
+/** A webhook at `path` on the receiver, answering `status` until told otherwise. */
+async function failingWebhook(path: string): Promise<{ id: number; answer: (status: number) => void }> {
+  let status = 503;
+  receiver.on(path, (_req, res) => res.writeHead(status).end());
+  const created = await service.api("POST", `/projects/${projectId}/webhooks`, {
+    body: { url: `${receiver.url}${path}`, events: ["deployment.succeeded", "deployment.failed"] },
+  });
+  expect(created.status).toBe(201);
+  return { id: created.body.id, answer: (next) => (status = next) };
+}
+
+function emit(eventType: EventType) {
+  return withTransaction(service.pool, (client) =>
+    emitEvent(client, { eventType, projectId, payload: { deployment_id: 1 } }),
+  );
+}
+
+async function deliveriesOf(webhookId: number): Promise<Delivery[]> {
+  const list = await service.api("GET", `/projects/${projectId}/webhooks/${webhookId}/deliveries?limit=100`);
+  return list.body;
+}
+
+async function settled(webhookId: number, count: number): Promise<Delivery[]> {
+  return eventually(async () => {
+    const list = await deliveriesOf(webhookId);
+    const { rows } = await service.pool.query(
+      "SELECT 1 FROM deliveries WHERE webhook_id = $1 AND delivered_at IS NULL",
+      [webhookId],
+    );
+    return list.length === count && rows.length === 0 ? list : undefined;
+  });
+}
+
+const recover = (webhookId: number, body: Record<string, unknown>) =>
+  service.api("POST", `/projects/${projectId}/webhooks/${webhookId}/deliveries/recover`, { body });
+
+const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString();
+
+describe("POST …/deliveries/recover", () => {
+  it("queues the latest failed attempt of each event once, as a new attempt the workers send", async () => {
+    const webhook = await failingWebhook("/recover-all");
+    const events = [await emit("deployment.succeeded"), await emit("deployment.failed")];
+    await settled(webhook.id, 2);
+    webhook.answer(200);
+
+    const response = await recover(webhook.id, { since: hourAgo() });
+    expect(response.status).toBe(202);
+    expect(response.body).toMatchObject({ queued: 2, event_type: null, limit: 10_000 });
+    const list = await settled(webhook.id, 4);
+    const retried = list.filter((d) => d.attempt_number === 2);
+    expect(retried.map((d) => d.event_id).sort()).toEqual(events.map((e) => e.envelope.id).sort());
+    expect(retried.every((d) => d.success)).toBe(true);
+    const arrived = receiver.requests
+      .filter((r) => r.path === "/recover-all")
+      .map((r) => JSON.parse(r.body).id);
+    expect(arrived.sort()).toEqual(
+      [...events.map((e) => e.envelope.id), ...events.map((e) => e.envelope.id)].sort(),
+    );
+
+    // Everything succeeded since: a second recovery queues nothing.
+    expect((await recover(webhook.id, { since: hourAgo() })).body.queued).toBe(0);
+  });
+
+  it("leaves out events whose later attempt succeeded, and filters by event type and window", async () => {
+    const webhook = await failingWebhook("/recover-some");
+    const replayed = await emit("deployment.succeeded");
+    const other = await emit("deployment.failed");
+    const [, first] = await settled(webhook.id, 2);
+    expect(first?.event_id).toBe(replayed.envelope.id);
+    webhook.answer(200);
+    const retry = await service.api(
+      "POST",
+      `/projects/${projectId}/webhooks/${webhook.id}/deliveries/${first?.id}/retry`,
+    );
+    expect(retry.body).toMatchObject({ success: true, attempt_number: 2 });
+    webhook.answer(503);
+
+    // A window that ended before the failures: nothing.
+    expect(
+      (await recover(webhook.id, { since: hourAgo(), until: new Date(Date.now() - 1_800_000).toISOString() }))
+        .body.queued,
+    ).toBe(0);
+    // Another event type: nothing.
+    expect(
+      (await recover(webhook.id, { since: hourAgo(), event_type: "deployment.ready" })).body.queued,
+    ).toBe(0);
+    // The replayed event succeeded later; only the other one goes, and fails again.
+    const response = await recover(webhook.id, { since: hourAgo(), event_type: "deployment.failed" });
+    expect(response.body.queued).toBe(1);
+    const list = await settled(webhook.id, 4);
+    expect(list[0]).toMatchObject({ event_id: other.envelope.id, attempt_number: 2, success: false });
+  });
+
+  it("does not queue an event twice while its attempt is on its way", async () => {
+    const webhook = await failingWebhook("/recover-twice");
+    await emit("deployment.failed");
+    await settled(webhook.id, 1);
+    // The receiver holds its answer: the recovered attempt stays in flight meanwhile.
+    const held: Array<() => void> = [];
+    receiver.on("/recover-twice", (_req, res) => held.push(() => res.writeHead(200).end()));
+    expect((await recover(webhook.id, { since: hourAgo() })).body.queued).toBe(1);
+    await eventually(async () => (held.length === 1 ? true : undefined));
+    expect((await recover(webhook.id, { since: hourAgo() })).body.queued).toBe(0);
+    for (const answer of held) answer();
+    const list = await settled(webhook.id, 2);
+    expect(list[0]).toMatchObject({ attempt_number: 2, success: true });
+  });
+
+  it("answers 409 for a disabled webhook and 400 for a bad window, queueing nothing", async () => {
+    const webhook = await failingWebhook("/recover-refused");
+    await emit("deployment.failed");
+    await settled(webhook.id, 1);
+    const future = new Date(Date.now() + 60_000).toISOString();
+    for (const [body, path] of [
+      [{}, "body.since"],
+      [{ since: "yesterday" }, "body.since"],
+      [{ since: future }, "body.since"],
+      [{ since: hourAgo(), until: hourAgo() }, "body.until"],
+      [{ since: hourAgo(), event_type: "" }, "body.event_type"],
+      [{ since: hourAgo(), extra: 1 }, "body"],
+    ] as const) {
+      const response = await recover(webhook.id, body);
+      expect(response.status).toBe(400);
+      expect(response.body.error.details.map((d: { path: string }) => d.path)).toContain(path);
+    }
+    await service.api("PUT", `/projects/${projectId}/webhooks/${webhook.id}`, { body: { enabled: false } });
+    const disabled = await recover(webhook.id, { since: hourAgo() });
+    expect(disabled.status).toBe(409);
+    expect(disabled.body.error.message).toMatch(/disabled/);
+    expect(await deliveriesOf(webhook.id)).toHaveLength(1);
+    const { rows } = await service.pool.query("SELECT 1 FROM deliveries WHERE webhook_id = $1", [webhook.id]);
+    expect(rows).toHaveLength(1);
+  });
+
+  it("is refused for a webhook outside a scoped key's projects", async () => {
+    const webhook = await failingWebhook("/recover-scoped");
+    const other = (await service.api("POST", "/projects", { body: { name: "Other", slug: "other" } })).body
+      .id;
+    const scoped = await service.api("POST", "/api-keys", {
+      body: { name: "other-only", project_ids: [other] },
+    });
+    const response = await service.api(
+      "POST",
+      `/projects/${projectId}/webhooks/${webhook.id}/deliveries/recover`,
+      {
+        key: scoped.body.key,
+        body: { since: hourAgo() },
+      },
+    );
+    expect(response.status).toBe(404);
+  });
+});
