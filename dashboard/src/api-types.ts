@@ -2,7 +2,12 @@
 // validate the API and generate its OpenAPI document: a field renamed on the server fails this
 // package's typecheck instead of breaking in the browser.
 import type { z } from "zod";
-import type { deliverySchema, deliveryStatsSchema, retryResultSchema } from "../../src/deliveries/schemas.js";
+import type {
+  deliverySchema,
+  deliveryStatsSchema,
+  recoverResultSchema,
+  retryResultSchema,
+} from "../../src/deliveries/schemas.js";
 import type { projectListSchema } from "../../src/projects/schemas.js";
 import type {
   createWebhookBody,
@@ -16,6 +21,7 @@ export type EventType = z.infer<typeof eventTypeSchema>;
 export type Delivery = z.infer<typeof deliverySchema>;
 export type DeliveryStats = z.infer<typeof deliveryStatsSchema>;
 export type RetryResult = z.infer<typeof retryResultSchema>;
+export type RecoverResult = z.infer<typeof recoverResultSchema>;
 export type TestEventResult = RetryResult & { delivery_id: number; event_id: string };
 export type ProjectList = z.infer<typeof projectListSchema>;
 export type Project = ProjectList["projects"][number];

@@ -171,3 +171,52 @@ it("reloads a deep link to a delivery", async () => {
   expect(page.url()).toBe(address);
   expect(await page.getByText("deployment.cancelled").count()).toBeGreaterThan(0);
 });
+
+it("recovers a webhook's failed deliveries from a dialog: queued once each, sent by the service", async () => {
+  let status = 503;
+  world.receiver.on("/recover", (_request, res) => res.writeHead(status).end());
+  const id = await createWebhook(world.service, projectId, {
+    url: `${world.receiver.url}/recover`,
+    events: ["deployment.failed"],
+  });
+  const emitted = [];
+  for (let i = 0; i < 2; i++) {
+    emitted.push(
+      await withTransaction(world.service.pool, (client) =>
+        emitEvent(client, { eventType: "deployment.failed", projectId, payload: { deployment_id: i } }),
+      ),
+    );
+  }
+  const deliveries = `/projects/${projectId}/webhooks/${id}/deliveries`;
+  await eventually(async () =>
+    (await world.service.api("GET", deliveries)).body.length === 2 ? true : undefined,
+  );
+  status = 200;
+
+  const page = await world.newPage();
+  await signIn(page, world.service.baseUrl, world.service.adminKey);
+  await page.goto(`${webhooksUrl()}/${id}`);
+  await page.getByRole("button", { name: "Recover failed…" }).click();
+  const dialog = page.getByRole("dialog", { name: "Recover failed deliveries" });
+  await dialog.getByLabel("Failed in").selectOption("1");
+  await dialog.getByText(`${world.receiver.url}/recover`).waitFor();
+  await dialog.getByRole("button", { name: "Send them again" }).click();
+  await page.locator(".recover-result").getByText("Queued 2 deliveries").waitFor();
+
+  const arrived = await eventually(async () => {
+    const got = world.receiver.requests.filter((r) => r.path === "/recover");
+    return got.length === 4 ? got : undefined;
+  });
+  const ids = arrived.map((r) => JSON.parse(r.body).id).sort();
+  const expected = emitted.map((e) => e.envelope.id);
+  expect(ids).toEqual([...expected, ...expected].sort());
+  await page.reload();
+  await expect
+    .poll(() =>
+      page
+        .locator("tr[data-delivery-id]")
+        .getByText(/^Succeeded ·/)
+        .count(),
+    )
+    .toBe(2);
+});

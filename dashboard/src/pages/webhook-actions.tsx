@@ -6,8 +6,12 @@ import { Outcome } from "../components/badges";
 import { ErrorBox } from "../components/errors";
 import { emittedEventTypes } from "./event-summary";
 import { paths } from "./paths";
+import { RecoverFailed } from "./recover-failed";
 
-/** Edit, enable/disable and delete (not offered for a managed webhook), and the test event. */
+/**
+ * Edit, enable/disable and delete (not offered for a managed webhook), the test event and recovering
+ * failed deliveries (offered for managed webhooks too: neither is a write to the webhook).
+ */
 export function WebhookActions(props: {
   projectId: number;
   webhook: Webhook;
@@ -58,6 +62,7 @@ export function WebhookActions(props: {
         </div>
       )}
       <TestEvent projectId={projectId} webhookId={webhook.id} onSent={props.onTest} />
+      <RecoverFailed projectId={projectId} webhook={webhook} onQueued={props.onTest} />
       <dialog ref={dialog} class="dialog" aria-labelledby="delete-title">
         <form
           method="dialog"
