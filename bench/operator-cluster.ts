@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
-import { CustomObjectsApi, makeInformer } from "@kubernetes/client-node";
+import { AppsV1Api, CustomObjectsApi, makeInformer, type V1Deployment } from "@kubernetes/client-node";
 import { loadConfig } from "../src/config.js";
 import { createPool, type Pool } from "../src/db/pool.js";
 import { createLogger } from "../src/logger.js";
@@ -123,6 +123,25 @@ export async function watchReadiness(
   };
   informer.on("add", check);
   informer.on("update", check);
+  await informer.start();
+  return () => informer.stop();
+}
+
+/**
+ * Watches every Deployment as the operator does (its own informer on the same API server) and calls
+ * `onChange` with each version as it arrives: the benchmark times each rollout step from the moment
+ * the status that completes it was visible to a watcher, which leaves out the control plane's share.
+ */
+export async function watchDeployments(
+  cluster: Cluster,
+  onChange: (deployment: V1Deployment) => void,
+): Promise<() => Promise<void>> {
+  const apps = cluster.kubeConfig().makeApiClient(AppsV1Api);
+  const informer = makeInformer(cluster.kubeConfig(), "/apis/apps/v1/deployments", () =>
+    apps.listDeploymentForAllNamespaces(),
+  );
+  informer.on("add", onChange);
+  informer.on("update", onChange);
   await informer.start();
   return () => informer.stop();
 }

@@ -4,6 +4,7 @@
 // points at a loopback receiver (a child process). Every rollout must give exactly created, ready and
 // succeeded at the receiver; lags run from the Deployment's create to each event's arrival.
 import type { V1Deployment } from "@kubernetes/client-node";
+import { revisionAnnotation, rolloutPhase } from "../src/operator/rollouts/phase.js";
 import type { Cluster } from "../test/support/cluster.js";
 import type { BenchDatabase } from "./database.js";
 import {
@@ -13,6 +14,7 @@ import {
   signingSecretRef,
   startOperatorSystem,
   waitFor,
+  watchDeployments,
   watchReadiness,
 } from "./operator-cluster.js";
 import { measureWindow, type ProcessWindow } from "./operator-window.js";
@@ -41,6 +43,12 @@ export interface RolloutsResult {
   /** From the first create to the last delivery received. */
   elapsedMs: number;
   lags: Map<string, LagStats>;
+  /**
+   * The operator's own share: from the moment a watcher could see the Deployment status that completes
+   * a step (created: the revision annotation; ready and succeeded: the phase the operator reads) to
+   * the event's arrival at the receiver.
+   */
+  operatorLags: Map<string, LagStats>;
   window: ProcessWindow;
 }
 
@@ -100,6 +108,21 @@ export async function runRollouts(
       name: `app-${String(i).padStart(4, "0")}`,
     }));
     const createdAt = new Map<string, number>();
+    // When a watcher first saw each step's status, per rollout.
+    const statusSeen = new Map<string, Map<string, number>>();
+    const stopWatchingDeployments = await watchDeployments(cluster, (d) => {
+      const key = `${d.metadata?.namespace}/${d.metadata?.name}`;
+      const seen = statusSeen.get(key) ?? new Map<string, number>();
+      statusSeen.set(key, seen);
+      const now = Date.now();
+      const mark = (step: string) => {
+        if (!seen.has(step)) seen.set(step, now);
+      };
+      if (d.metadata?.annotations?.[revisionAnnotation]) mark("deployment.created");
+      const { phase } = rolloutPhase(d);
+      if (phase === "ready" || phase === "succeeded") mark("deployment.ready");
+      if (phase === "succeeded") mark("deployment.succeeded");
+    });
     const finish = await measureWindow();
     const started = Date.now();
     await Promise.all(
@@ -123,6 +146,7 @@ export async function runRollouts(
       throw new Error(`${(error as Error).message} (${arrivals.size} arrived)`);
     });
     const window = await finish();
+    await stopWatchingDeployments();
     const lastArrival = Math.max(...[...arrivals.values()].flat());
 
     // Which rollout and step each delivered event was, from the events the operator recorded.
@@ -132,6 +156,7 @@ export async function runRollouts(
     );
     const byRollout = new Map<string, string[]>();
     const lags = new Map<string, number[]>(steps.map((step) => [step, []]));
+    const operatorLags = new Map<string, number[]>(steps.map((step) => [step, []]));
     let unexpected = 0;
     for (const row of rows) {
       const payload = (JSON.parse(row.envelope) as { payload: { deployment_id: number; commit_sha: string } })
@@ -143,9 +168,10 @@ export async function runRollouts(
       }
       const key = `${name.namespace}/${name.name}`;
       byRollout.set(key, [...(byRollout.get(key) ?? []), row.event_type]);
-      lags
-        .get(row.event_type)
-        ?.push((arrivals.get(row.id)?.[0] ?? Number.NaN) - (createdAt.get(key) as number));
+      const arrived = arrivals.get(row.id)?.[0] ?? Number.NaN;
+      lags.get(row.event_type)?.push(arrived - (createdAt.get(key) as number));
+      const seen = statusSeen.get(key)?.get(row.event_type);
+      if (seen !== undefined) operatorLags.get(row.event_type)?.push(arrived - seen);
     }
     const complete = names.filter(({ namespace, name }) => {
       const events = byRollout.get(`${namespace}/${name}`) ?? [];
@@ -160,6 +186,7 @@ export async function runRollouts(
       unexpected,
       elapsedMs: lastArrival - started,
       lags: new Map([...lags].map(([step, values]) => [step, lagStats(values)])),
+      operatorLags: new Map([...operatorLags].map(([step, values]) => [step, lagStats(values)])),
       window,
     };
   } finally {

@@ -114,6 +114,22 @@ async function main(): Promise<void> {
             [...b.lags].map(([step, s]) => [step, String(s.count), ms(s.p50Ms), ms(s.p99Ms), ms(s.maxMs)]),
           ),
         );
+        console.log(
+          formatRows(
+            ["status visible → delivery (the operator's share)", "events", "p50", "p99", "max"],
+            [...b.operatorLags].map(([step, s]) => [
+              step,
+              String(s.count),
+              ms(s.p50Ms),
+              ms(s.p99Ms),
+              ms(s.maxMs),
+            ]),
+          ),
+        );
+        const worst = Math.max(...[...b.operatorLags.values()].map((s) => s.p99Ms));
+        console.log(
+          `  ${worst < 100 ? "PASS" : "MISS"}  the operator's share p99 < 100 ms for every step (${ms(worst)})`,
+        );
         for (const line of describeWindow(b.window)) console.log(`  ${line}`);
         console.log("");
       } finally {
