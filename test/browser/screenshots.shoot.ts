@@ -17,6 +17,7 @@ const outDir = new URL("../../docs/screenshots/", import.meta.url);
 const sizes = { desktop: { width: 1280, height: 800 }, mobile: { width: 390, height: 844 } };
 const schemes = ["light", "dark"] as const;
 
+const signingSecret = "whsec_example_secret_value";
 let service: TestService;
 let receiver: Receiver;
 const pages: Record<string, string> = {};
@@ -30,7 +31,7 @@ beforeAll(async () => {
   const signed = await createWebhook(service, project, {
     url: `${receiver.url}/hooks/deployments`,
     events: ["deployment.succeeded", "deployment.failed", "deployment.cancelled"],
-    secret: "whsec_example_secret_value",
+    secret: signingSecret,
   });
   const managed = await createWebhook(service, project, {
     url: "https://chat.example.com/api/webhooks/release-notes",
@@ -65,7 +66,7 @@ beforeAll(async () => {
     });
     if (hour < 24) history.push({ hoursAgo: hour + 0.2, success: !outage });
   }
-  await insertDeliveryHistory(service.pool, signed, project, history);
+  await insertDeliveryHistory(service.pool, signed, project, history, signingSecret);
   await insertDeliveryHistory(service.pool, managed, project, [{ hoursAgo: 2, success: true }]);
   const failed = await service.api(
     "GET",

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Pool } from "../../src/db/pool.js";
+import { signPayload } from "../../src/delivery-engine/sender.js";
 import type { TestService } from "./service.js";
 
 export async function createProject(service: TestService, name: string, slug: string): Promise<number> {
@@ -33,6 +34,8 @@ export async function insertDeliveryHistory(
   webhookId: number,
   projectId: number,
   rows: { hoursAgo: number; success: boolean; eventType?: string }[],
+  /** The webhook's secret: the attempts then record the timestamp and signature a send would have. */
+  secret?: string,
 ): Promise<void> {
   for (const row of rows) {
     const eventId = randomUUID();
@@ -49,10 +52,11 @@ export async function insertDeliveryHistory(
       "INSERT INTO events (id, project_id, event_type, envelope, created_at) VALUES ($1, $2, $3, $4, $5)",
       [eventId, projectId, eventType, envelope, at],
     );
+    const timestamp = Math.floor(at.getTime() / 1000);
     await pool.query(
       `INSERT INTO deliveries (webhook_id, event_id, event_type, state, success, status_code, response_body,
-                               error_message, created_at, delivered_at)
-       VALUES ($1, $2, $3, 'done', $4, $5, $6, $7, $8, $8)`,
+                               error_message, created_at, delivered_at, request_timestamp, signature)
+       VALUES ($1, $2, $3, 'done', $4, $5, $6, $7, $8, $8, $9, $10)`,
       [
         webhookId,
         eventId,
@@ -64,6 +68,8 @@ export async function insertDeliveryHistory(
           ? null
           : "HTTP 503 error from the receiver: Service Unavailable. The endpoint rejected the request.",
         at,
+        secret === undefined ? null : timestamp,
+        secret === undefined ? null : signPayload(secret, String(timestamp), envelope),
       ],
     );
   }
