@@ -44,7 +44,8 @@ COPY package.json ./
 USER 1000:1000
 EXPOSE 8080
 # One binary: `serve` runs the operator; other arguments run the CLI (`webhooks list …`).
-# Young-generation semi-spaces of 4 MiB instead of V8's default: the peak resident set while draining a
-# burst falls from ~305 to ~205 MiB with no loss of throughput (README, Operating → Memory).
-ENTRYPOINT ["node", "--max-semi-space-size=4", "/app/dist/src/cli/main.js"]
+# Young-generation semi-spaces of 4 MiB instead of V8's default, and the old generation collected once
+# it grows by half instead of V8's adaptive factor (up to 4×): the peak resident set while draining a
+# burst falls from ~305 to ~136 MiB with no measurable loss of throughput (README, Operating → Memory).
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "/app/dist/src/cli/main.js"]
 CMD ["serve"]
