@@ -53,6 +53,8 @@ export interface ClaimRequest {
 //   dropped (the receiver saw the same delivery twice, which at-least-once allows). Each row finds
 //   its outcome by its position in the id array rather than by joining an unnest: the filter is
 //   estimated at ~1 row, and with that estimate the planner joins by rescanning the unnest per row.
+//   The timestamp and signature sent come in parameters `headers` and `headers + 1`, numbered after
+//   the claim's own (Postgres refuses a statement whose parameter numbers have a gap).
 const recordedCte = (headers: number, returning = "d.id") => `
   recorded AS (
     UPDATE deliveries d
