@@ -2,9 +2,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createPool, type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/outbox.js";
-import { insertProject } from "../../src/projects/store.js";
-import { insertWebhook } from "../../src/webhooks/store.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { createTestDatabase, resetToOneWebhook, type TestDatabase } from "../support/database.js";
 
 // A claim reads the head of the queue, however the planner's statistics look, and whether its plan is
 // made for the values at hand or generic (the worker's statements are prepared, and Postgres settles on
@@ -38,17 +36,7 @@ let projectId: number;
 
 /** Finished history, analyzed while nothing is queued (what autovacuum sees), then a backlog. */
 async function historyThenBacklog(backlog: number): Promise<void> {
-  await pool.query("TRUNCATE projects, webhooks, events, deliveries RESTART IDENTITY CASCADE");
-  const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
-  projectId = project.id;
-  const webhook = await insertWebhook(pool, {
-    projectId,
-    url: "https://receiver.example/hook",
-    events: ["deployment.created"],
-    enabled: true,
-    secret: null,
-  });
-  webhookId = webhook.id;
+  ({ projectId, webhookId } = await resetToOneWebhook(pool));
   await pool.query(
     `INSERT INTO deliveries (webhook_id, event_id, event_type, state, success, status_code, response_body, delivered_at)
      SELECT $1, gen_random_uuid(), 'deployment.created', 'done', true, 200, '', now() FROM generate_series(1, 20000)`,

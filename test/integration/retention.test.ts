@@ -3,11 +3,9 @@ import { createPool, type Pool } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { insertLeasedDelivery } from "../../src/delivery-engine/outbox.js";
 import { createLogger } from "../../src/logger.js";
-import { insertProject } from "../../src/projects/store.js";
 import { removeEvents } from "../../src/retention/store.js";
 import { type RetentionSettings, startRetentionSweeper } from "../../src/retention/sweeper.js";
-import { insertWebhook } from "../../src/webhooks/store.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { createTestDatabase, resetToOneWebhook, type TestDatabase } from "../support/database.js";
 
 // Retention against a real Postgres: what expires goes, what a delivery in progress or a kept attempt
 // still needs stays, and passes are bounded batches that one replica runs at a time.
@@ -35,19 +33,7 @@ afterAll(async () => {
   await database.drop();
 });
 beforeEach(async () => {
-  await pool.query(
-    "TRUNCATE projects, webhooks, events, deliveries, scheduled_retries RESTART IDENTITY CASCADE",
-  );
-  const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
-  projectId = project.id;
-  const webhook = await insertWebhook(pool, {
-    projectId,
-    url: "https://receiver.example/hook",
-    events: ["deployment.created"],
-    enabled: true,
-    secret: null,
-  });
-  webhookId = webhook.id;
+  ({ projectId, webhookId } = await resetToOneWebhook(pool));
 });
 
 /** Records an event with its first attempt, `ageDays` old; finished unless `finished` is false. */

@@ -1,6 +1,9 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject } from "vitest";
+import type { Pool } from "../../src/db/pool.js";
+import { insertProject } from "../../src/projects/store.js";
+import { insertWebhook } from "../../src/webhooks/store.js";
 
 export const templateDatabase = "wo_test_template";
 
@@ -31,4 +34,23 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
     url: url.toString(),
     drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
+}
+
+/**
+ * Empties the service's tables, then makes one project with one enabled webhook subscribed to
+ * deployment.created (no secret): the start of the tests that write the outbox directly.
+ */
+export async function resetToOneWebhook(pool: Pool): Promise<{ projectId: number; webhookId: number }> {
+  await pool.query(
+    "TRUNCATE projects, webhooks, events, deliveries, scheduled_retries RESTART IDENTITY CASCADE",
+  );
+  const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
+  const webhook = await insertWebhook(pool, {
+    projectId: project.id,
+    url: "https://receiver.example/hook",
+    events: ["deployment.created"],
+    enabled: true,
+    secret: null,
+  });
+  return { projectId: project.id, webhookId: webhook.id };
 }

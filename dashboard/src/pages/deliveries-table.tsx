@@ -4,7 +4,7 @@ import { type ApiFailure, api } from "../api";
 import type { Delivery } from "../api-types";
 import { Outcome, When } from "../components/badges";
 import { ErrorBox, Loading } from "../components/errors";
-import { emittedEventTypes } from "./event-summary";
+import { EventTypeSelect } from "./event-type-select";
 import { paths } from "./paths";
 
 /** Newest first, filtered by outcome and event type; "Load older" follows the Link header without limit. */
@@ -58,17 +58,7 @@ export function DeliveriesTable({
               <option value="succeeded">Succeeded</option>
             </select>
           </label>
-          <label>
-            <span>Event type</span>
-            <select value={eventType} onChange={(e) => setEventType(e.currentTarget.value)}>
-              <option value="">All event types</option>
-              {emittedEventTypes.map((type) => (
-                <option key={type} value={type}>
-                  {type}
-                </option>
-              ))}
-            </select>
-          </label>
+          <EventTypeSelect value={eventType} onChange={setEventType} />
         </div>
       </div>
       <ErrorBox error={error} />

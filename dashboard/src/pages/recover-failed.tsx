@@ -2,7 +2,7 @@ import { useRef, useState } from "preact/hooks";
 import { type ApiFailure, api } from "../api";
 import type { RecoverResult, Webhook } from "../api-types";
 import { ErrorBox } from "../components/errors";
-import { emittedEventTypes } from "./event-summary";
+import { EventTypeSelect } from "./event-type-select";
 
 const windows = [
   { value: "1", label: "the last hour" },
@@ -80,17 +80,7 @@ export function RecoverFailed(props: { projectId: number; webhook: Webhook; onQu
                 ))}
               </select>
             </label>
-            <label>
-              <span>Event type</span>
-              <select value={eventType} onChange={(e) => setEventType(e.currentTarget.value)}>
-                <option value="">All event types</option>
-                {emittedEventTypes.map((type) => (
-                  <option key={type} value={type}>
-                    {type}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <EventTypeSelect value={eventType} onChange={setEventType} />
           </div>
           <p>
             Every event whose latest delivery to <strong class="url">{webhook.url}</strong> failed in {label}{" "}
