@@ -133,7 +133,7 @@ export const api = {
     (await call<Delivery>("GET", `${hook(projectId, webhookId)}/deliveries/${deliveryId}`)).data,
   /** Queues a new attempt of every event whose latest attempt failed since `since` (sent by the workers). */
   recover: async (projectId: number, webhookId: number, body: { since: string; event_type?: string }) =>
-    (await call<RecoverResult>("POST", `${hook(projectId, webhookId)}/deliveries/recover`, { body })).data,
+    (await call<RecoverResult>("POST", `${hook(projectId, webhookId)}/recover`, { body })).data,
   replay: async (projectId: number, webhookId: number, deliveryId: number) =>
     (await call<RetryResult>("POST", `${hook(projectId, webhookId)}/deliveries/${deliveryId}/retry`)).data,
 };

@@ -134,7 +134,7 @@ export class ApiClient {
   ): Promise<RecoverResult> {
     return this.#call({
       method: "post",
-      url: `${webhookPath(projectId, webhookId)}/deliveries/recover`,
+      url: `${webhookPath(projectId, webhookId)}/recover`,
       data: {
         since: window.since,
         ...(window.until === undefined ? {} : { until: window.until }),

@@ -124,7 +124,7 @@ export function registerDeliveryRoutes(
 
   addRoute(router, registry, {
     method: "post",
-    path: "/projects/{project_id}/webhooks/{webhook_id}/deliveries/recover",
+    path: "/projects/{project_id}/webhooks/{webhook_id}/recover",
     tag,
     summary:
       "Queue a new attempt of every event whose latest attempt failed, among the failures created since `since` " +

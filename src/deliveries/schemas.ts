@@ -128,16 +128,6 @@ export const recoverBody = z
       .optional()
       .openapi({ description: "Only this event type", example: "deployment.failed" }),
   })
-  .superRefine((body, ctx) => {
-    // Runs after field errors too (zod 4): then a field may be missing.
-    if (!(body.since instanceof Date)) return;
-    const now = Date.now();
-    if (body.since.getTime() > now)
-      ctx.addIssue({ code: "custom", path: ["since"], message: "since is in the future" });
-    if (body.until && body.until.getTime() <= body.since.getTime()) {
-      ctx.addIssue({ code: "custom", path: ["until"], message: "until must be later than since" });
-    }
-  })
   .openapi("RecoverRequest");
 
 export const recoverResultSchema = z

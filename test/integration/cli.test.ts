@@ -449,6 +449,9 @@ describe("webhooks deliveries", () => {
     expect(bad.stderr).toContain(
       "It must be a duration back from now (30m, 2h, 7d) or an ISO 8601 date-time.",
     );
+    const inverted = await cli([...recover, "--until", "2h"]);
+    expect(inverted.code).toBe(2);
+    expect(inverted.stderr).toMatch(/^error: --until \(\S+\) must be later than --since \(\S+\)/);
   });
 
   it("limits the list with --limit", async () => {

@@ -64,11 +64,11 @@ async function settled(webhookId: number, count: number): Promise<Delivery[]> {
 }
 
 const recover = (webhookId: number, body: Record<string, unknown>) =>
-  service.api("POST", `/projects/${projectId}/webhooks/${webhookId}/deliveries/recover`, { body });
+  service.api("POST", `/projects/${projectId}/webhooks/${webhookId}/recover`, { body });
 
 const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString();
 
-describe("POST …/deliveries/recover", () => {
+describe("POST …/webhooks/{id}/recover", () => {
   it("queues the latest failed attempt of each event once, as a new attempt the workers send", async () => {
     const webhook = await failingWebhook("/recover-all");
     const events = [await emit("deployment.succeeded"), await emit("deployment.failed")];
@@ -138,22 +138,32 @@ describe("POST …/deliveries/recover", () => {
     expect(list[0]).toMatchObject({ attempt_number: 2, success: true });
   });
 
-  it("answers 409 for a disabled webhook and 400 for a bad window, queueing nothing", async () => {
+  it("answers 400 for bad input, queues nothing for an empty window, and 409 for a disabled webhook", async () => {
     const webhook = await failingWebhook("/recover-refused");
     await emit("deployment.failed");
     await settled(webhook.id, 1);
-    const future = new Date(Date.now() + 60_000).toISOString();
     for (const [body, path] of [
       [{}, "body.since"],
       [{ since: "yesterday" }, "body.since"],
-      [{ since: future }, "body.since"],
-      [{ since: hourAgo(), until: hourAgo() }, "body.until"],
+      [{ since: hourAgo(), until: "now" }, "body.until"],
       [{ since: hourAgo(), event_type: "" }, "body.event_type"],
       [{ since: hourAgo(), extra: 1 }, "body"],
     ] as const) {
       const response = await recover(webhook.id, body);
       expect(response.status).toBe(400);
       expect(response.body.error.details.map((d: { path: string }) => d.path)).toContain(path);
+    }
+    // A window with nothing in it: since in the future, or until not after since.
+    const future = new Date(Date.now() + 60_000).toISOString();
+    const since = hourAgo();
+    for (const body of [
+      { since: future },
+      { since, until: since },
+      { since, until: new Date(0).toISOString() },
+    ]) {
+      const response = await recover(webhook.id, body);
+      expect(response.status).toBe(202);
+      expect(response.body.queued).toBe(0);
     }
     await service.api("PUT", `/projects/${projectId}/webhooks/${webhook.id}`, { body: { enabled: false } });
     const disabled = await recover(webhook.id, { since: hourAgo() });
@@ -171,14 +181,10 @@ describe("POST …/deliveries/recover", () => {
     const scoped = await service.api("POST", "/api-keys", {
       body: { name: "other-only", project_ids: [other] },
     });
-    const response = await service.api(
-      "POST",
-      `/projects/${projectId}/webhooks/${webhook.id}/deliveries/recover`,
-      {
-        key: scoped.body.key,
-        body: { since: hourAgo() },
-      },
-    );
+    const response = await service.api("POST", `/projects/${projectId}/webhooks/${webhook.id}/recover`, {
+      key: scoped.body.key,
+      body: { since: hourAgo() },
+    });
     expect(response.status).toBe(404);
   });
 });

@@ -43,7 +43,7 @@ describe("the RBAC verb an /api request needs (the README's table)", () => {
     ["PATCH", "/projects/3/webhooks/5", { verb: "update" }],
     ["DELETE", "/projects/3/webhooks/5", { verb: "delete" }],
     ["POST", "/projects/3/webhooks/5/deliveries/7/retry", { verb: "create", subresource: "replay" }],
-    ["POST", "/projects/3/webhooks/5/deliveries/recover", { verb: "create", subresource: "replay" }],
+    ["POST", "/projects/3/webhooks/5/recover", { verb: "create", subresource: "replay" }],
     ["POST", "/projects/3/webhooks/5/test", { verb: "create", subresource: "test" }],
   ])("%s %s", (method, path, expected) => {
     expect(requiredAccess(method, path)).toEqual(expected);

@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import { DeliveryFailedError } from "../errors.js";
+import { DeliveryFailedError, usageError } from "../errors.js";
 import {
   connect,
   type DeliveryRef,
@@ -74,6 +74,10 @@ export function registerDeliveryCommands(webhooks: Command): void {
     .addOption(new Option("--until <when>", "… and before (default: now)").argParser(pointInTime))
     .addOption(new Option("--event-type <name>", "only events of this type"))
     .action(async (options: RecoverOptions, command: Command) => {
+      // The API takes an empty window and queues nothing; on the command line it is a typo worth saying.
+      if (options.until !== undefined && options.until <= options.since) {
+        usageError(command, `--until (${options.until}) must be later than --since (${options.since})`);
+      }
       const { client, json } = connect(command);
       const result = await client.recoverDeliveries(options.projectId, options.webhookId, options);
       emit(json, result, recoverSummary);
