@@ -40,23 +40,23 @@ export const projectParams = z.object({ project_id: idParam("project_id") });
 const octet = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
 const ipv4 = `(${octet}\\.){3}${octet}`;
 const h16 = "[0-9A-Fa-f]{1,4}";
+// RFC 3986's IPv6address, alternative by alternative: the last 32 bits may be a dotted IPv4 address
+// (ls32), and "::" stands for at least one group, so no form has more than eight groups in all.
+const ls32 = `(${h16}:${h16}|${ipv4})`;
 const ipv6 = [
-  `(${h16}:){7}${h16}`,
-  `(${h16}:){1,7}:`,
-  `(${h16}:){1,6}:${h16}`,
-  `(${h16}:){1,5}(:${h16}){1,2}`,
-  `(${h16}:){1,4}(:${h16}){1,3}`,
-  `(${h16}:){1,3}(:${h16}){1,4}`,
-  `(${h16}:){1,2}(:${h16}){1,5}`,
-  `${h16}:(:${h16}){1,6}`,
-  `:((:${h16}){1,7}|:)`,
-  `(${h16}:){6}${ipv4}`,
-  `::(${h16}:){0,5}${ipv4}`,
-  `(${h16}:){1,5}:(${h16}:){0,4}${ipv4}`,
+  `(${h16}:){6}${ls32}`,
+  `::(${h16}:){5}${ls32}`,
+  `(${h16})?::(${h16}:){4}${ls32}`,
+  `((${h16}:)?${h16})?::(${h16}:){3}${ls32}`,
+  `((${h16}:){0,2}${h16})?::(${h16}:){2}${ls32}`,
+  `((${h16}:){0,3}${h16})?::${h16}:${ls32}`,
+  `((${h16}:){0,4}${h16})?::${ls32}`,
+  `((${h16}:){0,5}${h16})?::${h16}`,
+  `((${h16}:){0,6}${h16})?::`,
 ].join("|");
 const hostName = "([A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*\\.?";
 const port = "(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})";
-const httpUrlPattern = new RegExp(
+export const httpUrlPattern = new RegExp(
   `^[Hh][Tt][Tt][Pp][Ss]?://(${hostName}|${ipv4}|\\[(${ipv6})\\])(:${port})?([/?#][!-~]*)?$`,
 );
 
