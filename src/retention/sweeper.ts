@@ -6,8 +6,8 @@ import { eventMarginMs, oldestDeliveryId, removeDeliveryWindow, removeEvents } f
 
 const dayMs = 24 * 60 * 60 * 1000;
 
-// Arbitrary constant naming the retention pass for pg_try_advisory_lock: one replica sweeps at a time.
-const sweepLock = 0x7265_7465; // "rete"
+/** Arbitrary constant naming the retention pass for pg_try_advisory_lock: one replica sweeps at a time. */
+export const sweepLock = 0x7265_7465; // "rete"
 
 export interface RetentionSettings {
   /** Attempts and events older than this are removed; 0 keeps everything. */

@@ -4,7 +4,7 @@ import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { insertLeasedDelivery } from "../../src/delivery-engine/outbox.js";
 import { createLogger } from "../../src/logger.js";
 import { removeEvents } from "../../src/retention/store.js";
-import { type RetentionSettings, startRetentionSweeper } from "../../src/retention/sweeper.js";
+import { type RetentionSettings, startRetentionSweeper, sweepLock } from "../../src/retention/sweeper.js";
 import { createTestDatabase, resetToOneWebhook, type TestDatabase } from "../support/database.js";
 
 // Retention against a real Postgres: what expires goes, what a delivery in progress or a kept attempt
@@ -169,10 +169,10 @@ describe("a retention pass", () => {
     const other = await pool.connect();
     const sweeper = startRetentionSweeper({ pool, settings, logger });
     try {
-      await other.query("SELECT pg_advisory_lock(0x72657465)");
+      await other.query("SELECT pg_advisory_lock($1)", [sweepLock]);
       expect(await sweeper.sweep()).toBeNull();
       expect(await remaining()).toEqual({ deliveries: [old.deliveryId], events: [old.eventId] });
-      await other.query("SELECT pg_advisory_unlock(0x72657465)");
+      await other.query("SELECT pg_advisory_unlock($1)", [sweepLock]);
     } finally {
       other.release();
     }
