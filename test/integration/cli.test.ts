@@ -447,8 +447,19 @@ describe("webhooks deliveries", () => {
     const bad = await cli([...recover.slice(0, -1), "yesterday"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(
-      "It must be a duration back from now (30m, 2h, 7d) or an ISO 8601 date-time.",
+      "It must be a duration back from now (30m, 2h, 7d) or an ISO 8601 date-time with its zone (2026-11-22T10:00:00Z).",
     );
+    // A day that does not exist, and a time without its zone, are refused rather than guessed at.
+    for (const when of ["2026-02-30T00:00:00Z", "2026-11-22T10:00:00"]) {
+      expect((await cli([...recover.slice(0, -1), when])).code).toBe(2);
+    }
+    const zoned = await ok([
+      ...recover.slice(0, -1),
+      "2026-11-22T10:00:00+02:00",
+      "--until",
+      "2026-11-22T09:00:00Z",
+    ]);
+    expect(zoned).toMatch(/between 2026-11-22T08:00:00\.000Z and 2026-11-22T09:00:00\.000Z/);
     const inverted = await cli([...recover, "--until", "2h"]);
     expect(inverted.code).toBe(2);
     expect(inverted.stderr).toMatch(/^error: --until \(\S+\) must be later than --since \(\S+\)/);

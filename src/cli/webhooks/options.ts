@@ -84,9 +84,12 @@ export function positiveInteger(value: string): number {
 
 const durationUnits: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 
+const isoDateTime = /^(\d{4})-(\d\d)-(\d\d)T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|([+-])(\d\d):(\d\d))$/i;
+
 /**
  * A point in time as `--since` and `--until` take it: a duration back from now (30m, 2h, 7d) or an
- * ISO 8601 date-time. Returned as ISO text for the API.
+ * ISO 8601 date-time with its zone (Z or ±hh:mm), as the API takes it. Returned as ISO text in UTC.
+ * A date that does not exist (2026-02-30) is refused: JavaScript would read it as 2 March.
  */
 export function pointInTime(value: string): string {
   const duration = /^(\d+)([mhd])$/.exec(value);
@@ -95,10 +98,22 @@ export function pointInTime(value: string): string {
       Date.now() - Number(duration[1]) * (durationUnits[duration[2] as string] as number),
     ).toISOString();
   }
-  if (/^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value)))
-    return new Date(value).toISOString();
+  const parts = isoDateTime.exec(value);
+  const at = new Date(value);
+  if (parts && !Number.isNaN(at.getTime())) {
+    const [, year, month, day, , , , sign, hours, minutes] = parts;
+    const offsetMs = sign ? (sign === "-" ? -1 : 1) * (Number(hours) * 60 + Number(minutes)) * 60_000 : 0;
+    const local = new Date(at.getTime() + offsetMs);
+    if (
+      local.getUTCFullYear() === Number(year) &&
+      local.getUTCMonth() + 1 === Number(month) &&
+      local.getUTCDate() === Number(day)
+    ) {
+      return at.toISOString();
+    }
+  }
   throw new InvalidArgumentError(
-    "It must be a duration back from now (30m, 2h, 7d) or an ISO 8601 date-time.",
+    "It must be a duration back from now (30m, 2h, 7d) or an ISO 8601 date-time with its zone (2026-11-22T10:00:00Z).",
   );
 }
 
