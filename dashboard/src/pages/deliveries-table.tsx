@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { Link } from "wouter-preact";
 import { type ApiFailure, api } from "../api";
 import type { Delivery } from "../api-types";
@@ -27,17 +27,22 @@ export function DeliveriesTable({
     ...(outcome === "all" ? {} : { success: outcome === "succeeded" }),
     ...(eventType ? { eventType } : {}),
   };
+  // Each load is numbered; an answer that arrives after a newer load began (the filter changed while
+  // the unfiltered page was on its way) is dropped instead of replacing the newer rows.
+  const latest = useRef(0);
   const load = async (address?: string) => {
+    const ticket = ++latest.current;
     setBusy(true);
     setError(undefined);
     try {
       const page = await api.deliveries(projectId, webhookId, filter, address);
+      if (ticket !== latest.current) return;
       setRows((current) => (address ? [...(current ?? []), ...page.deliveries] : page.deliveries));
       setNext(page.next);
     } catch (failure) {
-      setError(failure as ApiFailure);
+      if (ticket === latest.current) setError(failure as ApiFailure);
     } finally {
-      setBusy(false);
+      if (ticket === latest.current) setBusy(false);
     }
   };
   // Reloads when the filters or the webhook's history (version) change.
