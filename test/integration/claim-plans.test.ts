@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { createPool, type Pool, withTransaction } from "../../src/db/pool.js";
+import { expect, it } from "vitest";
+import { type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/outbox.js";
-import { createTestDatabase, resetToOneWebhook, type TestDatabase } from "../support/database.js";
+import { onNewDatabase, resetToOneWebhook } from "../support/database.js";
 
 // A claim reads the head of the queue, however the planner's statistics look, with the generic plan the
 // worker's connections use (planning every execution was most of the engine's Postgres time). Run on
@@ -12,16 +12,8 @@ import { createTestDatabase, resetToOneWebhook, type TestDatabase } from "../sup
 // not time: the capped claim once rescanned its chosen ids for every queued row (320 ms per claim with
 // 20k queued) on exactly such statistics.
 
-let database: TestDatabase;
 let pool: Pool;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  pool = createPool(database.url, 1, claimSessionSettings);
-});
-afterAll(async () => {
-  await pool.end();
-  await database.drop();
-});
+onNewDatabase((created) => (pool = created), 1, claimSessionSettings);
 
 async function unfinishedIndexReads(): Promise<number> {
   await pool.query("SELECT pg_stat_force_next_flush()");

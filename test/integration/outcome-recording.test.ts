@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../../src/db/embedded.js";
-import { createPool, type Pool, withTransaction } from "../../src/db/pool.js";
+import { type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/outbox.js";
 import { createLogger } from "../../src/logger.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { onNewDatabase } from "../support/database.js";
 import { freePort } from "../support/ports.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService } from "../support/service.js";
@@ -18,16 +18,8 @@ import { startTestService } from "../support/service.js";
 // because the database was away for a moment (which would send the delivery a second time).
 
 describe("recording an outcome whose lease ran out", () => {
-  let database: TestDatabase;
   let pool: Pool;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pool = createPool(database.url, 2, claimSessionSettings);
-  });
-  afterAll(async () => {
-    await pool.end();
-    await database.drop();
-  });
+  onNewDatabase((created) => (pool = created), 2, claimSessionSettings);
 
   it("writes the outcome, and the same statement's claim does not take the row again", async () => {
     const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });

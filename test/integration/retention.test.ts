@@ -1,16 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createPool, type Pool } from "../../src/db/pool.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import type { Pool } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { insertLeasedDelivery } from "../../src/delivery-engine/outbox.js";
 import { createLogger } from "../../src/logger.js";
 import { removeEvents } from "../../src/retention/store.js";
 import { type RetentionSettings, startRetentionSweeper, sweepLock } from "../../src/retention/sweeper.js";
-import { createTestDatabase, resetToOneWebhook, type TestDatabase } from "../support/database.js";
+import { onNewDatabase, resetToOneWebhook } from "../support/database.js";
 
 // Retention against a real Postgres: what expires goes, what a delivery in progress or a kept attempt
 // still needs stays, and passes are bounded batches that one replica runs at a time.
 
-let database: TestDatabase;
 let pool: Pool;
 let projectId: number;
 let webhookId: number;
@@ -24,14 +23,7 @@ const settings: RetentionSettings = {
   restPerWorkMs: 0,
 };
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  pool = createPool(database.url, 4);
-});
-afterAll(async () => {
-  await pool.end();
-  await database.drop();
-});
+onNewDatabase((created) => (pool = created), 4);
 beforeEach(async () => {
   ({ projectId, webhookId } = await resetToOneWebhook(pool));
 });

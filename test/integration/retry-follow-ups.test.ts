@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, type Pool, withTransaction } from "../../src/db/pool.js";
+import { describe, expect, it } from "vitest";
+import { type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, queueDueRetries, recordAndClaim } from "../../src/delivery-engine/outbox.js";
 import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { onNewDatabase } from "../support/database.js";
 
 // The follow-up variants of the record-and-claim statement, driven directly (no worker): the same
 // retry and auto-disable whichever claim they extend, the plain one or the capped one that a
@@ -39,16 +39,8 @@ const plans: [string, number, (webhookId: number) => ClaimPlan][] = [
 
 describe.each(plans)("with the %s claim", (name, limit, planFor) => {
   // A database of its own: the other claim must not take this one's rows.
-  let database: TestDatabase;
   let pool: Pool;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pool = createPool(database.url, 2, claimSessionSettings);
-  });
-  afterAll(async () => {
-    await pool.end();
-    await database.drop();
-  });
+  onNewDatabase((created) => (pool = created), 2, claimSessionSettings);
 
   it("records the failure, schedules the retry, counts toward auto-disable and still claims", async () => {
     const project = await insertProject(pool, { name, slug: name, repoUrl: null });

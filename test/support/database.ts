@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { inject } from "vitest";
-import type { Pool } from "../../src/db/pool.js";
+import { afterAll, beforeAll, inject } from "vitest";
+import { createPool, type Pool } from "../../src/db/pool.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 
@@ -34,6 +34,28 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
     url: url.toString(),
     drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
+}
+
+/**
+ * A database of its own for the tests of this file (or describe block), with a pool of `size`
+ * connections (and session `settings`) handed to `use` before they run; both go after them.
+ */
+export function onNewDatabase(
+  use: (pool: Pool) => void,
+  size = 2,
+  settings: Record<string, string> = {},
+): void {
+  let database: TestDatabase | undefined;
+  let pool: Pool | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    pool = createPool(database.url, size, settings);
+    use(pool);
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+  });
 }
 
 /**
