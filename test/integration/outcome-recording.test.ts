@@ -9,7 +9,7 @@ import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/
 import { createLogger } from "../../src/logger.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
-import { onNewDatabase } from "../support/database.js";
+import { onNewDatabase } from "../support/new-database.js";
 import { freePort } from "../support/ports.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService } from "../support/service.js";

@@ -5,7 +5,7 @@ import { insertLeasedDelivery } from "../../src/delivery-engine/outbox.js";
 import { createLogger } from "../../src/logger.js";
 import { removeEvents } from "../../src/retention/store.js";
 import { type RetentionSettings, startRetentionSweeper, sweepLock } from "../../src/retention/sweeper.js";
-import { onNewDatabase, resetToOneWebhook } from "../support/database.js";
+import { onNewDatabase, resetToOneWebhook } from "../support/new-database.js";
 
 // Retention against a real Postgres: what expires goes, what a delivery in progress or a kept attempt
 // still needs stays, and passes are bounded batches that one replica runs at a time.

@@ -5,7 +5,7 @@ import { claimSessionSettings, queueDueRetries, recordAndClaim } from "../../src
 import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
-import { onNewDatabase } from "../support/database.js";
+import { onNewDatabase } from "../support/new-database.js";
 
 // The follow-up variants of the record-and-claim statement, driven directly (no worker): the same
 // retry and auto-disable whichever claim they extend, the plain one or the capped one that a

@@ -1,9 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { afterAll, beforeAll, inject } from "vitest";
-import { createPool, type Pool } from "../../src/db/pool.js";
-import { insertProject } from "../../src/projects/store.js";
-import { insertWebhook } from "../../src/webhooks/store.js";
+import { inject } from "vitest";
 
 export const templateDatabase = "wo_test_template";
 
@@ -34,45 +31,4 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
     url: url.toString(),
     drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
-}
-
-/**
- * A database of its own for the tests of this file (or describe block), with a pool of `size`
- * connections (and session `settings`) handed to `use` before they run; both go after them.
- */
-export function onNewDatabase(
-  use: (pool: Pool) => void,
-  size = 2,
-  settings: Record<string, string> = {},
-): void {
-  let database: TestDatabase | undefined;
-  let pool: Pool | undefined;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pool = createPool(database.url, size, settings);
-    use(pool);
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
-  });
-}
-
-/**
- * Empties the service's tables, then makes one project with one enabled webhook subscribed to
- * deployment.created (no secret): the start of the tests that write the outbox directly.
- */
-export async function resetToOneWebhook(pool: Pool): Promise<{ projectId: number; webhookId: number }> {
-  await pool.query(
-    "TRUNCATE projects, webhooks, events, deliveries, scheduled_retries RESTART IDENTITY CASCADE",
-  );
-  const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
-  const webhook = await insertWebhook(pool, {
-    projectId: project.id,
-    url: "https://receiver.example/hook",
-    events: ["deployment.created"],
-    enabled: true,
-    secret: null,
-  });
-  return { projectId: project.id, webhookId: webhook.id };
 }
