@@ -152,3 +152,18 @@ it("neither claim scans deliveries or events when the plan was made while the ta
   expect((await rowsReadBySeqScans()) - before).toBe(0);
   expect((await plansOf("record-and-claim")).generic).toBeGreaterThan(0);
 });
+
+it("takes the plain claim while no webhook is restricted, however small the restricted budget", async () => {
+  ({ projectId, webhookId } = await resetToOneWebhook(pool));
+  await emitBacklog(200);
+  const capped = (await plansOf("record-and-claim-capped")).generic;
+  const plain = (await plansOf("record-and-claim")).generic;
+  const plan = {
+    allowances: new Map([[webhookId, { allowance: 128, restricted: false }]]),
+    defaultAllowance: 2,
+    restrictedBudget: 32,
+  };
+  expect(await recordAndClaim(pool, "worker-a", [], { limit: 128, leaseMs: 60_000, plan })).toHaveLength(128);
+  expect((await plansOf("record-and-claim")).generic).toBe(plain + 1);
+  expect((await plansOf("record-and-claim-capped")).generic).toBe(capped);
+});
