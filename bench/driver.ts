@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { EventToEmit } from "../src/delivery-engine/emit.js";
 import type { ProjectRow } from "../src/projects/store.js";
+import { cpuPerDelivery, cpuSample, formatCpu } from "./cpu.js";
 import { benchEvents, chunk, sleep, waitUntilAllDone } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
 import { latencies, type ScenarioResult, summarize } from "./stats.js";
@@ -52,17 +53,21 @@ export async function runThroughput(
 
   const events = benchEvents(system.project, options.events);
   const deliveries = events.length * system.fanOut;
+  const cpuBefore = cpuSample(receiver.pid);
   const run = await emitAndDrain(
     system,
     events,
     options.perTransaction,
     (warmup.length + events.length) * system.fanOut,
   );
+  const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid), deliveries);
   const sorted = latencies(await receiver.collect(), run.emittedAt, deliveries);
-  return summarize(name, deliveries, run.doneAt - run.startedAt, sorted, [
+  const result = summarize(name, deliveries, run.doneAt - run.startedAt, sorted, [
     `${options.events} events × fan-out ${system.fanOut}, ${options.perTransaction} events per transaction, after a warm-up of ${options.warmupEvents} events`,
     ...options.notes,
+    ...(cpu ? [formatCpu(cpu)] : []),
   ]);
+  return { ...result, cpu };
 }
 
 /**

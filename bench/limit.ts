@@ -5,6 +5,7 @@ import { createEnvelope } from "../src/delivery-engine/envelope.js";
 import { signPayload } from "../src/delivery-engine/sender.js";
 import { exampleDeploymentPayload } from "../src/delivery-engine/test-event.js";
 import type { ProjectRow } from "../src/projects/store.js";
+import { cpuPerDelivery, cpuSample, formatCpu } from "./cpu.js";
 import { benchEventType, benchSecret } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
 import { latencies, type ScenarioResult, summarize } from "./stats.js";
@@ -71,13 +72,17 @@ export async function runLimit(
     await receiver.collect();
     const items = bodies(options.deliveries);
     const startedAt = new Map<string, number>();
+    const cpuBefore = cpuSample(receiver.pid);
     const started = Date.now();
     await postAll(agent, url, items, options.concurrency, startedAt);
     const elapsed = Date.now() - started;
+    const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid), options.deliveries);
     const sorted = latencies(await receiver.collect(), startedAt, options.deliveries);
-    return summarize("limit: bare undici loop", options.deliveries, elapsed, sorted, [
+    const result = summarize("limit: bare undici loop", options.deliveries, elapsed, sorted, [
       `${options.deliveries} POSTs, ${options.concurrency} concurrent, keep-alive undici Agent, same bodies and headers (signed), after a warm-up of ${options.warmup}; no database`,
+      ...(cpu ? [formatCpu(cpu)] : []),
     ]);
+    return { ...result, cpu };
   } finally {
     await agent.close();
   }

@@ -12,6 +12,8 @@ export interface Arrivals {
 export interface ReceiverProcess {
   /** The base URL, e.g. http://127.0.0.1:PORT; any path is answered. */
   url: string;
+  /** Its process id (for its CPU time, bench/cpu.ts). */
+  pid: number | undefined;
   /** Hands over the arrivals recorded since the last call, and clears them. */
   collect(): Promise<Arrivals>;
   close(): Promise<void>;
@@ -43,6 +45,7 @@ export async function startReceiverProcess(): Promise<ReceiverProcess> {
   const request = (message: ReceiverRequest) => child.send(message);
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     async collect() {
       const arrivals = nextMessage(child, "arrivals");
       request({ type: "collect" });

@@ -63,6 +63,14 @@ export function printSummary(
     console.log(
       `  fan-out ${fanOut}: engine/limit ${formatRatio(ofLimit)}, engine/baseline ${ofBaseline.toFixed(2)}×`,
     );
+    // On cores that every process shares, throughput follows the CPU a delivery costs in all of them.
+    const limitCpu = best("limit").cpu;
+    const engineCpu = best(`engine${fanOut}`).cpu;
+    if (limitCpu && engineCpu) {
+      console.log(
+        `    CPU per delivery: limit ${limitCpu.total.toFixed(0)} µs, engine ${engineCpu.total.toFixed(0)} µs (of which Postgres ${engineCpu.postgres.toFixed(0)}): engine/limit would be ${formatRatio(limitCpu.total / engineCpu.total)} if both kept the cores equally busy`,
+      );
+    }
     targets.push([`fan-out ${fanOut}: engine ≥ 50% of the limit (${formatRatio(ofLimit)})`, ofLimit >= 0.5]);
     targets.push([
       `fan-out ${fanOut}: engine ≥ 3× the baseline (${ofBaseline.toFixed(2)}×)`,

@@ -1,3 +1,4 @@
+import type { CpuPerDelivery } from "./cpu.js";
 import type { Arrivals } from "./receiver-process.js";
 
 /** What one scenario measured. */
@@ -10,6 +11,8 @@ export interface ScenarioResult {
   p99Ms: number;
   /** Free text printed under the scenario (how it was emitted, settings). */
   notes: string[];
+  /** Where its CPU went (Linux only). */
+  cpu?: CpuPerDelivery;
   /** deliveries/s of every round, when the scenario ran in several. */
   perRound?: number[];
 }
