@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { EventToEmit } from "../src/delivery-engine/emit.js";
 import type { ProjectRow } from "../src/projects/store.js";
-import { cpuPerDelivery, cpuSample, formatCpu } from "./cpu.js";
+import { cpuPerDelivery, cpuSample } from "./cpu.js";
 import { benchEvents, chunk, sleep, waitUntilAllDone } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
 import { latencies, type ScenarioResult, summarize } from "./stats.js";
@@ -62,12 +62,17 @@ export async function runThroughput(
   );
   const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid), deliveries);
   const sorted = latencies(await receiver.collect(), run.emittedAt, deliveries);
-  const result = summarize(name, deliveries, run.doneAt - run.startedAt, sorted, [
-    `${options.events} events × fan-out ${system.fanOut}, ${options.perTransaction} events per transaction, after a warm-up of ${options.warmupEvents} events`,
-    ...options.notes,
-    ...(cpu ? [formatCpu(cpu)] : []),
-  ]);
-  return { ...result, cpu };
+  return summarize(
+    name,
+    deliveries,
+    run.doneAt - run.startedAt,
+    sorted,
+    [
+      `${options.events} events × fan-out ${system.fanOut}, ${options.perTransaction} events per transaction, after a warm-up of ${options.warmupEvents} events`,
+      ...options.notes,
+    ],
+    cpu,
+  );
 }
 
 /**

@@ -5,7 +5,7 @@ import { createEnvelope } from "../src/delivery-engine/envelope.js";
 import { signPayload } from "../src/delivery-engine/sender.js";
 import { exampleDeploymentPayload } from "../src/delivery-engine/test-event.js";
 import type { ProjectRow } from "../src/projects/store.js";
-import { cpuPerDelivery, cpuSample, formatCpu } from "./cpu.js";
+import { cpuPerDelivery, cpuSample } from "./cpu.js";
 import { benchEventType, benchSecret } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
 import { latencies, type ScenarioResult, summarize } from "./stats.js";
@@ -78,11 +78,16 @@ export async function runLimit(
     const elapsed = Date.now() - started;
     const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid), options.deliveries);
     const sorted = latencies(await receiver.collect(), startedAt, options.deliveries);
-    const result = summarize("limit: bare undici loop", options.deliveries, elapsed, sorted, [
-      `${options.deliveries} POSTs, ${options.concurrency} concurrent, keep-alive undici Agent, same bodies and headers (signed), after a warm-up of ${options.warmup}; no database`,
-      ...(cpu ? [formatCpu(cpu)] : []),
-    ]);
-    return { ...result, cpu };
+    return summarize(
+      "limit: bare undici loop",
+      options.deliveries,
+      elapsed,
+      sorted,
+      [
+        `${options.deliveries} POSTs, ${options.concurrency} concurrent, keep-alive undici Agent, same bodies and headers (signed), after a warm-up of ${options.warmup}; no database`,
+      ],
+      cpu,
+    );
   } finally {
     await agent.close();
   }

@@ -1,4 +1,4 @@
-import type { CpuPerDelivery } from "./cpu.js";
+import { type CpuPerDelivery, formatCpu } from "./cpu.js";
 import type { Arrivals } from "./receiver-process.js";
 
 /** What one scenario measured. */
@@ -47,6 +47,7 @@ export function summarize(
   elapsedMs: number,
   sortedLatencies: number[],
   notes: string[],
+  cpu?: CpuPerDelivery,
 ): ScenarioResult {
   return {
     name,
@@ -55,7 +56,8 @@ export function summarize(
     deliveriesPerSecond: deliveries / (elapsedMs / 1000),
     p50Ms: percentile(sortedLatencies, 50),
     p99Ms: percentile(sortedLatencies, 99),
-    notes,
+    notes: cpu ? [...notes, formatCpu(cpu)] : notes,
+    cpu,
   };
 }
 

@@ -236,9 +236,9 @@ async function runRecordAndClaim(
   // there are any) could not take a full claim; otherwise the plain claim (cheaper) is the same.
   let capped = false;
   if (claim && claim.limit > 0) {
-    const known = [...claim.plan.allowances.values()];
-    const tightest = Math.min(...known.map((a) => a.allowance));
-    const budgetBinds = claim.plan.restrictedBudget < claim.limit && known.some((a) => a.restricted);
+    const allowances = [...claim.plan.allowances.values()];
+    const tightest = Math.min(...allowances.map((a) => a.allowance));
+    const budgetBinds = claim.plan.restrictedBudget < claim.limit && allowances.some((a) => a.restricted);
     capped = tightest < claim.limit || budgetBinds;
   }
   if (capped && claim) {

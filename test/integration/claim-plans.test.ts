@@ -60,17 +60,20 @@ async function emitBacklog(count: number): Promise<void> {
   );
 }
 
+/** No limit can bind a claim of 128: the plain statement. */
+const plainPlan = { allowances: new Map(), defaultAllowance: 128, restrictedBudget: 128 };
+/** The test's webhook known with a limit below the claim's: the capped statement, 64 rows a claim. */
+const cappedPlan = () => ({
+  allowances: new Map([[webhookId, { allowance: 64, restricted: false }]]),
+  defaultAllowance: 2,
+  restrictedBudget: 32,
+});
+
 /** Both claims (plain, then capped) `turns` times each; the deliveries they claimed. */
 async function claimBoth(turns: number): Promise<number> {
-  const plain = { allowances: new Map(), defaultAllowance: 128, restrictedBudget: 128 };
-  const capped = {
-    allowances: new Map([[webhookId, { allowance: 64, restricted: false }]]),
-    defaultAllowance: 2,
-    restrictedBudget: 32,
-  };
   let claimed = 0;
   for (let turn = 0; turn < turns; turn++) {
-    for (const plan of [plain, capped]) {
+    for (const plan of [plainPlan, cappedPlan()]) {
       claimed += (await recordAndClaim(pool, "worker-a", [], { limit: 128, leaseMs: 60_000, plan })).length;
     }
   }
@@ -88,11 +91,11 @@ async function plansOf(name: string): Promise<{ generic: number; custom: number 
 
 it("the plain claim's generic plan reads only the head of a backlog the statistics missed", async () => {
   await historyThenBacklog(5_000);
-  const plan = { allowances: new Map(), defaultAllowance: 128, restrictedBudget: 128 };
   const before = await unfinishedIndexReads();
   let claimed = 0;
   for (let turn = 0; turn < 10; turn++) {
-    claimed += (await recordAndClaim(pool, "worker-a", [], { limit: 128, leaseMs: 60_000, plan })).length;
+    const claim = { limit: 128, leaseMs: 60_000, plan: plainPlan };
+    claimed += (await recordAndClaim(pool, "worker-a", [], claim)).length;
   }
   const reads = (await unfinishedIndexReads()) - before;
   expect(claimed).toBe(1_280);
@@ -105,16 +108,7 @@ it("the plain claim's generic plan reads only the head of a backlog the statisti
 
 it("the capped claim's generic plan reads only the head of a backlog the statistics missed", async () => {
   await historyThenBacklog(5_000);
-  // A known webhook whose limit is below the claim's: the capped statement.
-  const claim = {
-    limit: 128,
-    leaseMs: 60_000,
-    plan: {
-      allowances: new Map([[webhookId, { allowance: 64, restricted: false }]]),
-      defaultAllowance: 2,
-      restrictedBudget: 32,
-    },
-  };
+  const claim = { limit: 128, leaseMs: 60_000, plan: cappedPlan() };
   const reads: number[] = [];
   for (let turn = 0; turn < 10; turn++) {
     const before = await unfinishedIndexReads();
