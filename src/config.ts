@@ -134,7 +134,7 @@ export class ConfigError extends Error {}
  * half second): its lease must cover that, or another replica would send it again while it runs.
  */
 export const deliveryConnectTimeoutMs = (timeoutMs: number) => Math.min(10_000, timeoutMs);
-const longestSendMs = (timeoutMs: number) => timeoutMs + deliveryConnectTimeoutMs(timeoutMs) + 1_000;
+export const longestSendMs = (timeoutMs: number) => timeoutMs + deliveryConnectTimeoutMs(timeoutMs) + 1_000;
 
 /** auto: in a cluster (service account) or with a kubeconfig; false: API and workers only. */
 export type KubernetesMode = "auto" | "true" | "false";

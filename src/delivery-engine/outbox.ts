@@ -303,8 +303,11 @@ export async function recordOutcomes(
   if (outcomes.length > 0) await runRecordAndClaim(db, workerId, outcomes, undefined, false);
 }
 
-/** Hands claims back to the queue at once (rows a claim took beyond a new webhook's allowance). */
-async function releaseClaimsOf(db: Queryable, workerId: string, ids: number[]): Promise<void> {
+/**
+ * Hands claims back to the queue at once: rows a claim took beyond a new webhook's allowance, and rows
+ * a worker held unsent for too long (worker.ts).
+ */
+export async function releaseClaimsOf(db: Queryable, workerId: string, ids: number[]): Promise<void> {
   await db.query(
     `UPDATE deliveries SET state = 'queued', locked_by = NULL, locked_until = NULL
       WHERE id = ANY ($1::bigint[]) AND locked_by = $2 AND delivered_at IS NULL`,

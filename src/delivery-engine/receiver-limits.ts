@@ -11,21 +11,26 @@ import type { DeliveryOutcome } from "./sender.js";
  *   that receiver answered, promptly.
  * - A webhook whose receiver timed out or refused the connection, or has kept a send open longer
  *   than `slowAfterMs` (a hanging receiver is caught in seconds, not at its timeout), is "restricted"
- *   until its next success: restricted webhooks together have at most `restrictedBudget` deliveries in
- *   flight. So whatever a set of receivers does, the other webhooks keep the rest of the slots. A
+ *   until its next success: restricted webhooks together have at most `restrictedBudget` deliveries
+ *   claimed. So whatever a set of receivers does, the other webhooks keep the rest of the slots. A
  *   webhook not seen yet is not restricted (it needs a slot to show it is healthy), only small.
+ * - The worker claims ahead (worker.ts): a webhook whose limit has grown past `initial` (its receiver
+ *   answers) and is not restricted may hold up to `ahead` more claimed rows than its limit, at most
+ *   as many again, waiting to be sent. Its sends in flight stay within its limit (canStart).
  */
 export interface ClaimPlan {
-  /** Per known webhook: how many more it may have in flight, and whether it is restricted. */
+  /** Per known webhook: how many more rows it may be given, and whether it is restricted. */
   allowances: Map<number, { allowance: number; restricted: boolean }>;
   /** How many a webhook not seen yet may get. */
   defaultAllowance: number;
-  /** How many more deliveries restricted webhooks may get, together. */
+  /** How many more rows restricted webhooks may be given, together. */
   restrictedBudget: number;
 }
 
 interface ReceiverState {
   limit: number;
+  /** Rows claimed for it and not finished or given back: waiting to be sent, or in flight. */
+  held: number;
   inFlight: number;
   restricted: boolean;
   lastUsedMs: number;
@@ -37,11 +42,19 @@ const forgetAfterMs = 10 * 60_000;
 
 export class ReceiverLimits {
   private readonly states = new Map<number, ReceiverState>();
-  private restrictedInFlight = 0;
+  /** Rows held for restricted webhooks, together. */
+  private restrictedHeld = 0;
   private lastSweepMs = 0;
 
   constructor(
-    private readonly options: { initial: number; max: number; restrictedBudget: number; slowAfterMs: number },
+    private readonly options: {
+      initial: number;
+      max: number;
+      restrictedBudget: number;
+      slowAfterMs: number;
+      /** Rows a webhook whose receiver answers may hold beyond its limit (0: none). */
+      ahead?: number;
+    },
   ) {}
 
   private state(webhookId: number): ReceiverState {
@@ -49,6 +62,7 @@ export class ReceiverLimits {
     if (!state) {
       state = {
         limit: Math.min(this.options.initial, this.options.max),
+        held: 0,
         inFlight: 0,
         restricted: false,
         lastUsedMs: 0,
@@ -59,19 +73,41 @@ export class ReceiverLimits {
     return state;
   }
 
+  /** A row was claimed for the webhook: it holds it until the send finishes or the row is given back. */
+  claimed(webhookId: number): void {
+    const state = this.state(webhookId);
+    state.held += 1;
+    state.lastUsedMs = Date.now();
+    if (state.restricted) this.restrictedHeld += 1;
+  }
+
+  /** Whether a row held for the webhook may be sent now: its sends in flight are under its limit. */
+  canStart(webhookId: number): boolean {
+    const state = this.states.get(webhookId);
+    return state === undefined || state.inFlight < state.limit;
+  }
+
+  /** A held row's send starts. */
   started(webhookId: number, deliveryId: number): void {
     const state = this.state(webhookId);
     state.inFlight += 1;
     state.lastUsedMs = Date.now();
     state.sendsStartedMs.set(deliveryId, state.lastUsedMs);
-    if (state.restricted) this.restrictedInFlight += 1;
+  }
+
+  /** A held row went back to the queue unsent. */
+  released(webhookId: number): void {
+    const state = this.state(webhookId);
+    state.held -= 1;
+    if (state.restricted) this.restrictedHeld -= 1;
   }
 
   finished(webhookId: number, deliveryId: number, outcome: DeliveryOutcome | undefined): void {
     const state = this.state(webhookId);
+    state.held -= 1;
     state.inFlight -= 1;
     state.sendsStartedMs.delete(deliveryId);
-    if (state.restricted) this.restrictedInFlight -= 1;
+    if (state.restricted) this.restrictedHeld -= 1;
     if (outcome?.success) {
       // Doubling (TCP's slow start) reaches the maximum within a few answers: while a limit is below
       // the claim size every claim takes the capped statement, which costs throughput.
@@ -90,10 +126,18 @@ export class ReceiverLimits {
 
   /** Whether rows may be waiting because a limit or the budget held them back (so ask again later). */
   mayHoldBack(): boolean {
-    if (this.restrictedInFlight >= this.options.restrictedBudget) return true;
-    for (const state of this.states.values())
-      if (state.inFlight > 0 && state.inFlight >= state.limit) return true;
+    if (this.restrictedHeld >= this.options.restrictedBudget) return true;
+    for (const state of this.states.values()) if (state.held > 0 && this.allowance(state) === 0) return true;
     return false;
+  }
+
+  /** How many more rows the webhook may be given: its limit, plus some ahead when its receiver answers. */
+  private allowance(state: ReceiverState): number {
+    const ahead =
+      state.restricted || state.limit <= this.options.initial
+        ? 0
+        : Math.min(this.options.ahead ?? 0, state.limit);
+    return Math.max(0, state.limit + ahead - state.held);
   }
 
   limitOf(webhookId: number): number {
@@ -105,14 +149,11 @@ export class ReceiverLimits {
     this.restrictSlowReceivers();
     const allowances = new Map<number, { allowance: number; restricted: boolean }>();
     for (const [id, state] of this.states)
-      allowances.set(id, {
-        allowance: Math.max(0, state.limit - state.inFlight),
-        restricted: state.restricted,
-      });
+      allowances.set(id, { allowance: this.allowance(state), restricted: state.restricted });
     return {
       allowances,
       defaultAllowance: Math.min(this.options.initial, this.options.max),
-      restrictedBudget: Math.max(0, this.options.restrictedBudget - this.restrictedInFlight),
+      restrictedBudget: Math.max(0, this.options.restrictedBudget - this.restrictedHeld),
     };
   }
 
@@ -132,8 +173,8 @@ export class ReceiverLimits {
 
   private setRestricted(state: ReceiverState, restricted: boolean): void {
     if (state.restricted === restricted) return;
-    // Sends of this webhook still in flight move to the other side of the budget with it.
-    this.restrictedInFlight += restricted ? state.inFlight : -state.inFlight;
+    // Rows this webhook holds move to the other side of the budget with it.
+    this.restrictedHeld += restricted ? state.held : -state.held;
     state.restricted = restricted;
   }
 
@@ -143,6 +184,6 @@ export class ReceiverLimits {
     if (now - this.lastSweepMs < forgetAfterMs) return;
     this.lastSweepMs = now;
     for (const [id, state] of this.states)
-      if (state.inFlight === 0 && now - state.lastUsedMs > forgetAfterMs) this.states.delete(id);
+      if (state.held === 0 && now - state.lastUsedMs > forgetAfterMs) this.states.delete(id);
   }
 }

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { longestSendMs } from "../config.js";
 import type { Pool } from "../db/pool.js";
 import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
@@ -10,6 +11,7 @@ import {
   type RecordedOutcome,
   recordAndClaim,
   releaseClaims,
+  releaseClaimsOf,
 } from "./outbox.js";
 import { ReceiverLimits } from "./receiver-limits.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
@@ -85,6 +87,13 @@ export function observeOutcome(
  */
 export class DeliveryWorker {
   private readonly inFlight = new Map<number, Promise<void>>();
+  /** Claimed rows not sent yet (claimed ahead, or held by their webhook's limit), oldest claim first. */
+  private readonly ready: Array<{ delivery: ClaimedDelivery; claimedAtMs: number }> = [];
+  /** Rows claimed beyond the free slots, so a finished send is replaced at once, not a turn later. */
+  private readonly claimAhead: number;
+  /** How long a claimed row may wait to be sent: past it, it goes back to the queue unsent. */
+  private readonly maxWaitMs: number;
+  private releasing: Promise<void> | undefined;
   private readonly limits: ReceiverLimits;
   private pendingOutcomes: RecordedOutcome[] = [];
   private turning: Promise<void> | undefined;
@@ -104,11 +113,16 @@ export class DeliveryWorker {
 
   constructor(private readonly options: WorkerOptions) {
     this.gatherBelow = Math.ceil(options.concurrency / 8);
+    const slowAfterMs = Math.min(options.timeoutMs, Math.max(5_000, options.timeoutMs / 4));
+    // A row's lease runs from its claim: the wait before its send plus the send must fit in it.
+    this.maxWaitMs = Math.min(slowAfterMs, options.leaseMs - longestSendMs(options.timeoutMs));
+    this.claimAhead = this.maxWaitMs > 0 ? Math.ceil(options.concurrency / 2) : 0;
     this.limits = new ReceiverLimits({
       initial: initialReceiverLimit,
       max: options.perWebhookConcurrency,
       restrictedBudget: Math.max(1, Math.floor(options.concurrency / 4)),
-      slowAfterMs: Math.min(options.timeoutMs, Math.max(5_000, options.timeoutMs / 4)),
+      slowAfterMs,
+      ahead: this.claimAhead,
     });
   }
 
@@ -119,6 +133,7 @@ export class DeliveryWorker {
     });
     this.pollTimer = setInterval(() => {
       this.queueDueRetries();
+      this.startReady();
       this.wake();
     }, this.options.pollIntervalMs);
     this.queueDueRetries();
@@ -159,6 +174,7 @@ export class DeliveryWorker {
     clearTimeout(this.gatherTimer);
     await this.listener?.end().catch(() => {});
     await this.queueingRetries;
+    await this.releasing;
     await Promise.race([Promise.all(this.inFlight.values()), sleep(timeoutMs)]);
     // Record what finished; a stopped worker's turns claim nothing.
     this.kick();
@@ -223,8 +239,18 @@ export class DeliveryWorker {
       });
   }
 
+  /**
+   * Rows a claim may take now: the free slots, less the rows claimed and not sent yet, plus claimAhead
+   * while sends are finishing. A worker whose every slot hangs claims nothing ahead: the rows would only
+   * wait, and another replica can send them.
+   */
+  private claimable(sendsFinishing: boolean): number {
+    const ahead = sendsFinishing ? this.claimAhead : 0;
+    return this.options.concurrency + ahead - this.inFlight.size - this.ready.length;
+  }
+
   private worthGathering(): boolean {
-    const free = this.options.concurrency - this.inFlight.size;
+    const free = this.claimable(this.pendingOutcomes.length > 0);
     return !this.stopped && free < this.gatherBelow && this.pendingOutcomes.length < this.gatherBelow;
   }
 
@@ -237,7 +263,7 @@ export class DeliveryWorker {
       }
       gathered = false;
       const outcomes = this.pendingOutcomes.splice(0, outcomeBatchSize);
-      const free = this.options.concurrency - this.inFlight.size;
+      const free = this.claimable(outcomes.length > 0);
       const claimLimit = !this.stopped && this.queueMayHaveWork && free > 0 ? free : 0;
       if (outcomes.length === 0 && claimLimit === 0) return;
       let claimed: ClaimedDelivery[];
@@ -252,7 +278,12 @@ export class DeliveryWorker {
         this.failed(error, outcomes);
         return;
       }
-      for (const delivery of claimed) this.startSend(delivery);
+      const claimedAtMs = Date.now();
+      for (const delivery of claimed) {
+        this.limits.claimed(delivery.webhook_id);
+        this.ready.push({ delivery, claimedAtMs });
+      }
+      this.startReady();
       if (claimLimit > 0) {
         // A short claim means the queue is drained, except for rows held back by a webhook's limit or
         // the restricted budget: those are claimed when one of the sends holding them finishes.
@@ -296,6 +327,46 @@ export class DeliveryWorker {
     return Math.round(base * (0.8 + Math.random() * 0.4));
   }
 
+  /**
+   * Sends claimed rows, oldest claim first, while slots are free and their webhook's limit allows. A
+   * row that waited past maxWaitMs (every slot or its webhook's sends held by slow receivers) goes back
+   * to the queue unsent, for another replica or a later claim, before its lease could run out mid-send.
+   */
+  private startReady(): void {
+    const expireBefore = Date.now() - this.maxWaitMs;
+    const expired: number[] = [];
+    while (this.ready.length > 0 && (this.ready[0] as { claimedAtMs: number }).claimedAtMs < expireBefore) {
+      const { delivery } = this.ready.shift() as { delivery: ClaimedDelivery };
+      this.limits.released(delivery.webhook_id);
+      expired.push(delivery.id);
+    }
+    if (expired.length > 0) this.release(expired);
+    for (
+      let i = 0;
+      i < this.ready.length && this.inFlight.size < this.options.concurrency && !this.stopped;
+    ) {
+      const { delivery } = this.ready[i] as { delivery: ClaimedDelivery };
+      if (!this.limits.canStart(delivery.webhook_id)) {
+        i += 1;
+        continue;
+      }
+      this.ready.splice(i, 1);
+      this.startSend(delivery);
+    }
+  }
+
+  /** Gives rows back to the queue; if that fails, their leases run out and they are claimed again. */
+  private release(ids: number[]): void {
+    const giving = releaseClaimsOf(this.options.pool, this.options.workerId, ids).catch((error: unknown) => {
+      this.options.logger.warn(
+        { err: error, deliveries: ids.length },
+        "giving back unsent deliveries failed; they are sent once their lease ends",
+      );
+    });
+    this.releasing = Promise.all([this.releasing, giving]).then(() => undefined);
+    this.wake();
+  }
+
   private startSend(delivery: ClaimedDelivery): void {
     this.limits.started(delivery.webhook_id, delivery.id);
     metrics.inFlight.inc();
@@ -333,6 +404,7 @@ export class DeliveryWorker {
       this.inFlight.delete(delivery.id);
       this.limits.finished(delivery.webhook_id, delivery.id, outcome);
       metrics.inFlight.dec();
+      this.startReady();
       this.kick();
     }
   }

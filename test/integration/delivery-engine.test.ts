@@ -622,6 +622,101 @@ describe("leases and workers", () => {
   });
 });
 
+describe("claiming ahead", () => {
+  /**
+   * A service with 4 slots and one webhook whose receiver answers its first 8 requests at once (its
+   * limit grows to 4) and holds every later one until release(); 30 events emitted.
+   */
+  async function hangAfterEight(leaseMs: number) {
+    const ahead = await startTestService({
+      DELIVERY_CONCURRENCY: "4",
+      DELIVERY_PER_WEBHOOK_CONCURRENCY: "4",
+      DELIVERY_TIMEOUT_MS: "120000",
+      DELIVERY_LEASE_MS: String(leaseMs),
+      DELIVERY_POLL_INTERVAL_MS: "100",
+      SHUTDOWN_TIMEOUT_MS: "200",
+    });
+    const path = `/ahead-${leaseMs}`;
+    const held: Array<() => void> = [];
+    let open = 0;
+    let mostOpen = 0;
+    let answered = 0;
+    let holding = true;
+    receiver.on(path, (_request, res) => {
+      open += 1;
+      mostOpen = Math.max(mostOpen, open);
+      const answer = () => {
+        open -= 1;
+        res.writeHead(200).end("ok");
+      };
+      answered += 1;
+      if (answered <= 8 || !holding) answer();
+      else held.push(answer);
+    });
+    const project = (await ahead.api("POST", "/projects", { body: { name: "A", slug: "a" } })).body.id;
+    const webhook = (
+      await ahead.api("POST", `/projects/${project}/webhooks`, {
+        body: { url: `${receiver.url}${path}`, events: ["deployment.created"] },
+      })
+    ).body.id as number;
+    await withTransaction(ahead.pool, (client) =>
+      emitEvents(
+        client,
+        Array.from({ length: 30 }, () => ({
+          eventType: "deployment.created" as const,
+          projectId: project,
+          payload: {},
+        })),
+      ),
+    );
+    const requests = () => receiver.requests.filter((request) => request.path === path).length;
+    const states = async () => {
+      const { rows } = await ahead.pool.query(
+        "SELECT state, count(*)::int AS n FROM deliveries WHERE webhook_id = $1 GROUP BY state",
+        [webhook],
+      );
+      return Object.fromEntries(rows.map((row) => [row.state, row.n])) as Record<string, number>;
+    };
+    const releaseAll = async () => {
+      holding = false;
+      for (const answer of held.splice(0)) answer();
+      await eventually(async () => ((await states()).done === 30 ? true : undefined), 30_000);
+    };
+    await eventually(async () => (requests() === 12 && held.length === 4 ? true : undefined));
+    return { service: ahead, states, requests, releaseAll, mostOpen: () => mostOpen };
+  }
+
+  it("holds rows ahead of its free slots while sends finish, and never sends more than the slots at once", async () => {
+    const { service: ahead, states, requests, releaseAll, mostOpen } = await hangAfterEight(200_000);
+    try {
+      // Four sends open (every slot) and two rows claimed ahead (half the slots), waiting unsent.
+      await eventually(async () => ((await states()).in_flight === 6 ? true : undefined));
+      expect(requests()).toBe(12);
+      await releaseAll();
+      expect(requests()).toBe(30);
+      expect(mostOpen()).toBe(4);
+    } finally {
+      await ahead.close();
+    }
+  });
+
+  it("gives rows back to the queue unsent once they waited as long as their lease allows", async () => {
+    // A lease 1 s longer than the longest send (120 s timeout + 10 s connect + 1 s): a row may wait 1 s.
+    const { service: ahead, states, requests, releaseAll } = await hangAfterEight(132_000);
+    try {
+      await eventually(async () => {
+        const now = await states();
+        return now.in_flight === 4 && now.queued === 18 ? true : undefined;
+      });
+      expect(requests()).toBe(12);
+      await releaseAll();
+      expect(requests()).toBe(30);
+    } finally {
+      await ahead.close();
+    }
+  });
+});
+
 describe("metrics", () => {
   it("counts deliveries by outcome, event type and webhook, without URLs or secrets", async () => {
     const webhookId = await createWebhook({

@@ -13,18 +13,24 @@ const outcome = (kind: "success" | "timeout" | "connection" | "http"): DeliveryO
   signature: null,
 });
 
-function limits(slowAfterMs = 60_000) {
-  return new ReceiverLimits({ initial: 2, max: 16, restrictedBudget: 4, slowAfterMs });
+function limits(slowAfterMs = 60_000, ahead = 0) {
+  return new ReceiverLimits({ initial: 2, max: 16, restrictedBudget: 4, slowAfterMs, ahead });
 }
 
-/** Starts a send and finishes it with `kind`. */
+/** Claims a row and starts its send. */
+function start(receivers: ReceiverLimits, webhookId: number, id = Math.random()) {
+  receivers.claimed(webhookId);
+  receivers.started(webhookId, id);
+}
+
+/** Claims a row, sends it and finishes it with `kind`. */
 function deliver(
   receivers: ReceiverLimits,
   webhookId: number,
   kind: Parameters<typeof outcome>[0],
   id = Math.random(),
 ) {
-  receivers.started(webhookId, id);
+  start(receivers, webhookId, id);
   receivers.finished(webhookId, id, outcome(kind));
 }
 
@@ -56,7 +62,7 @@ describe("ReceiverLimits", () => {
     const receivers = limits();
     deliver(receivers, 1, "timeout");
     deliver(receivers, 2, "connection");
-    for (const id of [11, 12, 13]) receivers.started(1, id);
+    for (const id of [11, 12, 13]) start(receivers, 1, id);
     expect(receivers.plan()).toMatchObject({ restrictedBudget: 1 });
     expect(receivers.plan().allowances.get(1)).toEqual({ allowance: 0, restricted: true });
     receivers.finished(1, 11, outcome("success"));
@@ -67,11 +73,41 @@ describe("ReceiverLimits", () => {
 
   it("restricts a webhook whose send stays open past slowAfterMs, before any timeout", async () => {
     const receivers = limits(20);
-    receivers.started(7, 1);
+    start(receivers, 7, 1);
     expect(receivers.plan().allowances.get(7)?.restricted).toBe(false);
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(receivers.plan().allowances.get(7)?.restricted).toBe(true);
     expect(receivers.plan().restrictedBudget).toBe(3);
     expect(receivers.mayHoldBack()).toBe(false);
+  });
+
+  it("lets a webhook whose receiver answers hold rows ahead of its limit, never sending past it", () => {
+    const receivers = limits(60_000, 8);
+    // Not seen yet, or never answered: its limit, nothing ahead.
+    start(receivers, 1, 1);
+    expect(receivers.plan().allowances.get(1)).toEqual({ allowance: 1, restricted: false });
+    receivers.finished(1, 1, outcome("success"));
+    // Limit 4 after a success: up to 4 more claimed rows, waiting.
+    for (let i = 0; i < 8; i++) receivers.claimed(1);
+    expect(receivers.plan().allowances.get(1)).toEqual({ allowance: 0, restricted: false });
+    expect(receivers.mayHoldBack()).toBe(true);
+    for (let id = 10; id < 14; id++) {
+      expect(receivers.canStart(1)).toBe(true);
+      receivers.started(1, id);
+    }
+    expect(receivers.canStart(1)).toBe(false);
+    receivers.finished(1, 10, outcome("success"));
+    // Limit 8: a fifth send may start, and the one finished leaves room for one more row.
+    expect(receivers.canStart(1)).toBe(true);
+    expect(receivers.plan().allowances.get(1)?.allowance).toBe(16 - 7);
+    // A timeout restricts it: nothing ahead, and what it holds counts against the shared budget.
+    receivers.finished(1, 11, outcome("timeout"));
+    expect(receivers.plan().allowances.get(1)).toEqual({ allowance: 0, restricted: true });
+    expect(receivers.plan().restrictedBudget).toBe(0);
+    receivers.released(1);
+    receivers.released(1);
+    receivers.released(1);
+    receivers.released(1);
+    expect(receivers.plan().restrictedBudget).toBe(2);
   });
 });
