@@ -9,6 +9,7 @@ import { createPool, withTransaction } from "../src/db/pool.js";
 import { createEnvelope } from "../src/delivery-engine/envelope.js";
 import type { DeliveryOutcome } from "../src/delivery-engine/sender.js";
 import { postWithAxios } from "./baseline-sender.js";
+import { wallClockMs } from "./clock.js";
 import type { BenchDatabase } from "./database.js";
 import type { DeliverySystem } from "./driver.js";
 import { createProjectWithWebhooks } from "./fixtures.js";
@@ -85,6 +86,7 @@ export async function startBaselineSystem(
     observer,
     async emit(events) {
       const now = new Date();
+      const emittedAt = wallClockMs();
       const emitted = events.map((event) => {
         const envelope = createEnvelope(event.eventType, event.projectId, event.payload, now);
         return { id: envelope.id, eventType: event.eventType, body: JSON.stringify(envelope) };
@@ -129,7 +131,7 @@ export async function startBaselineSystem(
         });
         await boss.insert(queue, jobs, { db: { executeSql: (text, values) => client.query(text, values) } });
       });
-      return emitted.map((e) => ({ id: e.id, emittedAt: now.getTime() }));
+      return emitted.map((e) => ({ id: e.id, emittedAt }));
     },
     async close() {
       await boss.stop({ graceful: true, timeout: 10_000 });

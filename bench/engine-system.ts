@@ -3,6 +3,7 @@ import { createPool, withTransaction } from "../src/db/pool.js";
 import { emitEvents } from "../src/delivery-engine/emit.js";
 import { createLogger } from "../src/logger.js";
 import { startService } from "../src/service.js";
+import { wallClockMs } from "./clock.js";
 import type { BenchDatabase } from "./database.js";
 import type { DeliverySystem } from "./driver.js";
 import { benchServiceEnv, createProjectWithWebhooks } from "./fixtures.js";
@@ -41,8 +42,13 @@ export async function startEngineSystem(
     fanOut,
     observer,
     async emit(events) {
-      const { emitted } = await withTransaction(emitter, (client) => emitEvents(client, events));
-      return emitted.map(({ envelope }) => ({ id: envelope.id, emittedAt: Date.parse(envelope.timestamp) }));
+      // Emitted when emitEvents is called, as the envelope's timestamp says, to a fraction of a ms.
+      let emittedAt = 0;
+      const { emitted } = await withTransaction(emitter, (client) => {
+        emittedAt = wallClockMs();
+        return emitEvents(client, events);
+      });
+      return emitted.map(({ envelope }) => ({ id: envelope.id, emittedAt }));
     },
     async close() {
       await service.close();

@@ -5,6 +5,7 @@ import { createEnvelope } from "../src/delivery-engine/envelope.js";
 import { signPayload } from "../src/delivery-engine/sender.js";
 import { exampleDeploymentPayload } from "../src/delivery-engine/test-event.js";
 import type { ProjectRow } from "../src/projects/store.js";
+import { wallClockMs } from "./clock.js";
 import { cpuPerDelivery, cpuSample } from "./cpu.js";
 import { benchEventType, benchSecret } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
@@ -40,7 +41,7 @@ async function postAll(
       const index = next++;
       const { id, body } = items[index] as { id: string; body: string };
       const timestamp = String(Math.floor(Date.now() / 1000));
-      startedAt.set(id, Date.now());
+      startedAt.set(id, wallClockMs());
       const response = await request(url, {
         method: "POST",
         dispatcher: agent,

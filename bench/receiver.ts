@@ -1,9 +1,10 @@
 // The loopback webhook receiver of the delivery benchmark, run as a child process (bench/receiver-process.ts
 // forks it) so that it does not share an event loop with the sender being measured. It answers every
-// POST with 200 "ok" and records, per request, the event id of the body and Date.now() at arrival. The
+// POST with 200 "ok" and records, per request, the event id of the body and the time of arrival (bench/clock.ts). The
 // parent asks for the arrivals over IPC ({ type: "collect" }) and they are handed over and cleared.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { wallClockMs } from "./clock.js";
 
 export type ReceiverRequest = { type: "collect" } | { type: "close" };
 export type ReceiverMessage =
@@ -18,7 +19,7 @@ const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on("data", (chunk: Buffer) => chunks.push(chunk));
   req.on("end", () => {
-    const arrivedAt = Date.now();
+    const arrivedAt = wallClockMs();
     try {
       const { id } = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id: string };
       ids.push(id);

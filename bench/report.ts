@@ -1,6 +1,6 @@
 import type { ServiceMemory } from "./memory.js";
 import type { PgTimePerEvent } from "./pg-time.js";
-import { formatRatio, formatTable, type ScenarioResult } from "./stats.js";
+import { formatMs, formatRatio, formatTable, type ScenarioResult } from "./stats.js";
 
 /** Runs of one scenario across rounds; the fastest one is reported (least disturbed by the machine). */
 export class ScenarioRuns {
@@ -28,7 +28,7 @@ export class ScenarioRuns {
 export function printProgress(round: number | null, result: ScenarioResult): void {
   const prefix = round === null ? "" : `round ${round}  `;
   console.log(
-    `  ${prefix}${result.name}: ${result.deliveriesPerSecond.toFixed(0)} deliveries/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`,
+    `  ${prefix}${result.name}: ${result.deliveriesPerSecond.toFixed(0)} deliveries/s, p50 ${formatMs(result.p50Ms)} ms, p99 ${formatMs(result.p99Ms)} ms`,
   );
 }
 
@@ -90,7 +90,10 @@ export function printSummary(
     ["enginePaced", pacedRate, 15],
   ] as const) {
     const p99 = best(key).p99Ms;
-    targets.push([`engine p99 < ${bound} ms at a steady ${rate} events/s (p99 ${p99} ms)`, p99 < bound]);
+    targets.push([
+      `engine p99 < ${bound} ms at a steady ${rate} events/s (p99 ${formatMs(p99)} ms)`,
+      p99 < bound,
+    ]);
     const pg = pgTimes.get(key);
     if (pg) {
       console.log(

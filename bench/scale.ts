@@ -153,15 +153,15 @@ async function main(): Promise<void> {
     }
 
     console.log("\nDelivering: empty table and full table, alternated, best of 2");
-    const runs: Record<"empty" | "full", Array<{ throughput: ScenarioResult; paced: ScenarioResult }>> = {
-      empty: [],
-      full: [],
-    };
+    const runs: Record<
+      "empty" | "full" | "during",
+      Array<{ throughput: ScenarioResult; paced: ScenarioResult }>
+    > = { empty: [], full: [], during: [] };
     for (let round = 0; round < 2; round++) {
       runs.empty.push(await deliveryRound(empty, receiver, "empty table"));
       runs.full.push(await deliveryRound(full, receiver, historyLabel));
     }
-    const best = (key: "empty" | "full") => ({
+    const best = (key: "empty" | "full" | "during") => ({
       throughput: runs[key]
         .map((r) => r.throughput)
         .reduce((a, b) => (a.deliveriesPerSecond >= b.deliveriesPerSecond ? a : b)),
@@ -169,7 +169,7 @@ async function main(): Promise<void> {
     });
     const [emptyBest, fullBest] = [best("empty"), best("full")];
 
-    console.log(`\nRetention: a pass over the expired records while ${pacedRate} events/s are delivered`);
+    console.log(`\nRetention: a pass over the expired records while ${pacedRate} events/s are delivered, best of 2`);
     const sweeperPool = createPool(full.url, 2);
     const sweeper = startRetentionSweeper({
       pool: sweeperPool,
@@ -180,8 +180,17 @@ async function main(): Promise<void> {
       `SELECT count(*) AS n FROM deliveries WHERE created_at < now() - interval '${retentionDays} days'`,
     );
     const sweepStarted = performance.now();
-    const sweeping = sweeper.sweep();
-    const during = await deliveryRound(full, receiver, "during retention");
+    let sweepEnded: number | undefined;
+    const sweeping = sweeper.sweep().finally(() => {
+      sweepEnded = performance.now();
+    });
+    // As many rounds as without the pass, best kept the same way: one round against the best of two
+    // would count the rounds' own spread (p99 4.3 and 6.6 ms in two rounds without a pass) as its cost.
+    for (let round = 0; round < 2; round++)
+      runs.during.push(await deliveryRound(full, receiver, "during retention"));
+    if (sweepEnded !== undefined)
+      console.log("  (the pass ended before the last round did: a larger BENCH_HISTORY keeps it running)");
+    const during = best("during");
     const removed = await sweeping;
     const sweepSeconds = (performance.now() - sweepStarted) / 1000;
     await sweeper.stop();

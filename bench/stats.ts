@@ -63,6 +63,9 @@ export function summarize(
 
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
 
+/** A latency: tenths of a millisecond below 100 ms (bench/clock.ts), whole ones above. */
+export const formatMs = (value: number): string => fixed(value, value < 100 ? 1 : 0);
+
 export function formatTable(results: ScenarioResult[]): string {
   const header = [
     "scenario",
@@ -78,8 +81,8 @@ export function formatTable(results: ScenarioResult[]): string {
     String(r.deliveries),
     fixed(r.elapsedMs / 1000, 2),
     fixed(r.deliveriesPerSecond),
-    fixed(r.p50Ms),
-    fixed(r.p99Ms),
+    formatMs(r.p50Ms),
+    formatMs(r.p99Ms),
     (r.perRound ?? [r.deliveriesPerSecond]).map((v) => fixed(v)).join(" / "),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
