@@ -4,7 +4,7 @@ import type { Pool } from "../db/pool.js";
 import { NotFoundError } from "../http/errors.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
-import { idParam, iso, isoTimestamp, positiveId } from "../http/schemas.js";
+import { displayName, idParam, iso, isoTimestamp, positiveId } from "../http/schemas.js";
 import { requireAdmin } from "./auth.js";
 import { generateApiKey, hashApiKey } from "./keys.js";
 import type { ApiKeyRow } from "./store.js";
@@ -26,7 +26,7 @@ const createdApiKeySchema = apiKeySchema
 
 const createApiKeyBody = z
   .strictObject({
-    name: z.string({ error: "name is required" }).trim().min(1, "name must not be empty").max(100),
+    name: displayName("name"),
     project_ids: z
       .array(positiveId("project_ids[]"), { error: "project_ids must be an array of project ids" })
       .min(1, "project_ids must name at least one project; omit it for an admin key")

@@ -32,6 +32,19 @@ export const idParam = (name: string) =>
 
 export const projectParams = z.object({ project_id: idParam("project_id") });
 
+/**
+ * A name people give a thing (a project, an API key): trimmed, 1–100 characters. NUL is refused:
+ * Postgres text cannot hold it, and the insert would fail with a 500 instead of this 400.
+ */
+export const displayName = (field: string) =>
+  z
+    .string({ error: `${field} is required` })
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(100)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this refuses
+    .regex(/^[^\u0000]*$/, `${field} must not contain NUL characters`);
+
 // The form an accepted URL takes, also published as the schema's `pattern` so the OpenAPI document
 // describes exactly what is accepted: http(s); a host name whose last label starts with a letter, a
 // dotted IPv4 address or a bracketed IPv6 one (the forms URL parsing agrees with); an optional port;

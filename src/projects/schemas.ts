@@ -1,6 +1,6 @@
 import { z } from "../http/openapi.js";
 import { perPageQuery } from "../http/pagination.js";
-import { httpUrl, isoTimestamp } from "../http/schemas.js";
+import { displayName, httpUrl, isoTimestamp } from "../http/schemas.js";
 
 export const projectSchema = z
   .object({
@@ -24,7 +24,7 @@ export const projectListSchema = z
 
 export const createProjectBody = z
   .strictObject({
-    name: z.string({ error: "name is required" }).trim().min(1, "name must not be empty").max(100),
+    name: displayName("name"),
     slug: z
       .string({ error: "slug is required" })
       .max(63, "slug must be at most 63 characters")

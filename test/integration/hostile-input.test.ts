@@ -142,6 +142,18 @@ describe("bodies: content types, sizes, nesting", () => {
   });
 });
 
+describe("names: text Postgres can hold", () => {
+  // Found by the schemathesis fuzz: a NUL in an API key's name reached the insert and answered 500.
+  it.each([
+    ["/api-keys", { name: "key\u0000" }],
+    ["/api-keys", { name: "\u0000" }],
+    ["/projects", { name: "P\u0000roject", slug: "nul-name" }],
+  ])("POST %s with a NUL in the name: 400", async (path, body) => {
+    const message = await expectRefused(open, "POST", path, { body }, 400);
+    expect(message).toMatch(/name must not contain NUL characters/);
+  });
+});
+
 describe("ids and query integers: decimal digits only", () => {
   const ids = [
     "1e2",
