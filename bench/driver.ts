@@ -37,7 +37,7 @@ async function emitAndDrain(
 }
 
 /**
- * Throughput: after a small warm-up, emits `events` back to back in batched transactions while the
+ * Throughput: after a warm-up, emits `events` back to back in batched transactions while the
  * system delivers; deliveries/s = deliveries / (first emit → last outcome recorded as done).
  * Latencies include the time spent queued behind the backlog.
  */
