@@ -93,7 +93,7 @@ async function main(): Promise<void> {
         });
         const verdict = b.complete === b.rollouts && b.duplicates === 0 && b.unexpected === 0 ? "yes" : "NO";
         console.log(
-          `B. ${b.rollouts} Deployments created at once in ${b.namespaces} namespaces; 1 Webhook per namespace → receiver`,
+          `B. ${b.rollouts} Deployments created at once in ${b.namespaces} namespaces; 1 Webhook per namespace → receiver (after one warm-up rollout per namespace)`,
         );
         console.log(
           formatRows(
