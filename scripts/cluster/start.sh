@@ -24,12 +24,29 @@ components=("$@")
 [[ ${#components[@]} -gt 0 ]] || components=("${all[@]}")
 mkdir -p "$dir/pki" "$dir/logs" "$dir/pids"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# Ports below the kernel's ephemeral range: a port bind(0) picks from that range was free when picked,
+# but an outgoing connection (etcd dials itself as soon as it starts) could be given it before the
+# component listening on it started (the API server once failed so: "bind: address already in use").
+# Below the range no outgoing connection is ever given one. Kept in ports.env: a restarted component
+# listens where its clients already point.
 if [[ ! -f "$dir/ports.env" ]]; then
-  {
-    echo "ETCD_PORT=$(free_port)"; echo "ETCD_PEER_PORT=$(free_port)"; echo "APISERVER_PORT=$(free_port)"
-    echo "CONTROLLER_MANAGER_PORT=$(free_port)"; echo "SCHEDULER_PORT=$(free_port)"; echo "KWOK_PORT=$(free_port)"
-  } > "$dir/ports.env"
+  python3 - > "$dir/ports.env" <<'PY'
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+held = []
+for name in ["ETCD_PORT", "ETCD_PEER_PORT", "APISERVER_PORT", "CONTROLLER_MANAGER_PORT", "SCHEDULER_PORT", "KWOK_PORT"]:
+    for _ in range(1000):
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", random.randint(10000, low - 1) if low > 11000 else 0))
+            break
+        except OSError:
+            s.close()
+    else:
+        raise SystemExit("no free port below the ephemeral range for " + name)
+    held.append(s)  # kept open until all are chosen, so no two components get the same port
+    print(f"{name}={s.getsockname()[1]}")
+PY
 fi
 # shellcheck source=/dev/null
 source "$dir/ports.env"
