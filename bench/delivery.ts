@@ -133,11 +133,15 @@ async function main(): Promise<void> {
     const pgTimes = new Map<string, PgTimePerEvent>();
     const paced =
       (key: string, rate: number, name: string, note: string) => async (system: DeliverySystem) => {
-        const measured = await resetStatementTimes(system.observer);
+        let measured = false;
         const result = await runPaced(name, system, receiver, {
           ratePerSecond: rate,
           seconds: pacedSeconds,
           notes: [note],
+          // The warm-up's statements (the first of each prepared, so planned) are not counted.
+          beforeMeasuring: async () => {
+            measured = await resetStatementTimes(system.observer);
+          },
         });
         if (measured) {
           const times = await statementTimes(system.observer);
