@@ -71,7 +71,8 @@ export async function writeHistory(
     for (let first = 0; first < events; first += chunkEvents) {
       const last = Math.min(events, first + chunkEvents) - 1;
       // Event i is at start + i × step, in project i mod projects: every project's history spans the
-      // days. Its attempts (one per webhook of the project) are written by the same statement.
+      // days. Its attempts (one per webhook of the project) are written by the same statement. Its id is a
+      // UUIDv7 of its time, as the engine makes them (gen_random_uuid with the time over its first 48 bits).
       await client.query(
         `WITH new_events AS (
            INSERT INTO events (id, project_id, event_type, envelope, created_at)
@@ -79,7 +80,9 @@ export async function writeHistory(
                   format('{"id":"%s","event_type":"%s","timestamp":"%s","project_id":%s,"payload":%s}', id, $4::text,
                          to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), project_id, $5::text),
                   at
-             FROM (SELECT gen_random_uuid() AS id, ($6::bigint[])[1 + i % array_length($6::bigint[], 1)] AS project_id,
+             FROM (SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+                                 PLACING substring(int8send(floor($1::float8 + i * $3::float8)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid AS id,
+                          ($6::bigint[])[1 + i % array_length($6::bigint[], 1)] AS project_id,
                           to_timestamp(($1::float8 + i * $3::float8) / 1000) AS at
                      FROM generate_series($2::int, $7::int) i) g
             ORDER BY at

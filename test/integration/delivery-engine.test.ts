@@ -102,9 +102,13 @@ describe("emitting and delivering", () => {
 
     const envelope = JSON.parse(request.body);
     expect(Object.keys(envelope)).toEqual(["id", "event_type", "timestamp", "project_id", "payload"]);
-    expect(envelope.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // A UUIDv7: time-ordered, its first 48 bits the event's timestamp in milliseconds.
+    expect(envelope.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(envelope.event_type).toBe("deployment.created");
     expect(envelope.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Number.parseInt(envelope.id.replace("-", "").slice(0, 12), 16)).toBe(
+      Date.parse(envelope.timestamp),
+    );
     expect(envelope.project_id).toBe(projectId);
 
     expect(delivery).toMatchObject({
