@@ -28,7 +28,7 @@ const retentionDays = 30;
 const historyDays = retentionDays / 0.8;
 const requestsPerQuery = 300;
 const pacedRate = 500;
-const pacedSeconds = 10;
+const pacedSeconds = 20;
 const throughputDeliveries = 20_000;
 const engineSettings = {
   DELIVERY_CONCURRENCY: "128",
