@@ -63,6 +63,14 @@ export function printSummary(
     console.log(
       `  fan-out ${fanOut}: engine/limit ${formatRatio(ofLimit)}, engine/baseline ${ofBaseline.toFixed(2)}×`,
     );
+    // Each round runs the systems back to back, so a round's ratio sets them side by side in the same
+    // moment of the machine; the best rounds of two systems can fall in different moments when other
+    // work comes and goes.
+    const limitRounds = best("limit").perRound ?? [];
+    const byRound = (best(`engine${fanOut}`).perRound ?? []).map(
+      (rate, i) => rate / (limitRounds[i] ?? Number.NaN),
+    );
+    console.log(`    engine/limit round by round: ${byRound.map(formatRatio).join(" / ")}`);
     // On cores that every process shares, throughput follows the CPU a delivery costs in all of them.
     const limitCpu = best("limit").cpu;
     const engineCpu = best(`engine${fanOut}`).cpu;
