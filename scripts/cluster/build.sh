@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Usage: scripts/cluster/build.sh
-# Builds the real Kubernetes control plane the cluster tests run against, from the Go module proxy,
-# and prints the directory holding the binaries: kube-apiserver, kube-controller-manager,
-# kube-scheduler (v1.34.4), etcd (v3.6.4) and kwok (v0.7.0, simulates nodes: no container runtime).
+# Builds the real Kubernetes cluster the cluster tests run against, from the Go module proxy, and
+# prints the directory holding the binaries: kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubelet and kube-proxy (v1.34.4), etcd (v3.6.4), kwok (v0.7.0, simulates nodes: no container
+# runtime) and CoreDNS (the cluster's DNS, run by scripts/cluster/node.sh beside the real node).
 #
 # Binaries are cached by version under $CLUSTER_CACHE (default ~/.cache/webhook-operator/cluster), so
 # a second run builds nothing. The first run on a machine with empty Go caches takes 6 to 25 minutes
@@ -18,10 +19,12 @@ kube_version="v1.34.4"
 staging_version="v0.34.4"
 etcd_version="v3.6.4"
 kwok_version="v0.7.0"
+coredns_version="v1.12.4"
 
 cache="${CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webhook-operator/cluster}"
-bin="$cache/bin-kube-$kube_version-etcd-$etcd_version-kwok-$kwok_version"
-wanted=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
+bin="$cache/bin-kube-$kube_version-etcd-$etcd_version-kwok-$kwok_version-coredns-$coredns_version"
+kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+wanted=("${kube_binaries[@]}" etcd kwok coredns)
 
 have_all() { for b in "${wanted[@]}"; do [[ -x "$bin/$b" ]] || return 1; done; }
 if have_all; then echo "$bin"; exit 0; fi
@@ -33,8 +36,9 @@ trap 'rm -rf "$work"' EXIT
 export GOFLAGS="${GOFLAGS:--buildvcs=false}" CGO_ENABLED=0
 log() { echo "[cluster build $(date +%H:%M:%S)] $*" >&2; }
 
-if ! [[ -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" && -x "$bin/kube-scheduler" ]]; then
-  log "kube-apiserver, kube-controller-manager, kube-scheduler $kube_version (the slow part)"
+have_kube() { for b in "${kube_binaries[@]}"; do [[ -x "$bin/$b" ]] || return 1; done; }
+if ! have_kube; then
+  log "${kube_binaries[*]} $kube_version (the slow part)"
   mkdir -p "$work/kube" && cd "$work/kube"
   go mod init local/kube-build >/dev/null 2>&1
   go mod edit -require="k8s.io/kubernetes@$kube_version"
@@ -52,6 +56,8 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )
 GO
   go mod tidy -e >/dev/null 2>&1 || true
@@ -62,7 +68,7 @@ GO
   done
   mkdir -p "$work/out"
   go build -tags tools -ldflags "-s -w $ldflags" -o "$work/out/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+    $(printf 'k8s.io/kubernetes/cmd/%s ' "${kube_binaries[@]}")
   mkdir -p "$bin" && mv "$work/out/"* "$bin/"
 fi
 
@@ -87,6 +93,12 @@ if ! [[ -x "$bin/kwok" ]]; then
   log "kwok $kwok_version"
   GOBIN="$work/gobin" go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$kwok_version"
   mkdir -p "$bin" && mv "$work/gobin/kwok" "$bin/kwok"
+fi
+
+if ! [[ -x "$bin/coredns" ]]; then
+  log "coredns $coredns_version"
+  GOBIN="$work/gobin" go install -ldflags "-s -w" "github.com/coredns/coredns@$coredns_version"
+  mkdir -p "$bin" && mv "$work/gobin/coredns" "$bin/coredns"
 fi
 
 have_all || { echo "control plane build finished without every binary in $bin" >&2; exit 1; }
