@@ -1,23 +1,29 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { freePort } from "../support/ports.js";
+import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { repoRoot } from "../support/tools.js";
 
 // The README's first session is a script a newcomer pastes top to bottom: this runs exactly its
-// blocks against the real service (the curl session, then every command of the CLI transcript,
-// whose printed output must match the README's, timestamps and ids of events aside).
+// blocks against the real service (the curl session, the signature check, then every command of the
+// CLI transcript in docs/cli.md, whose printed output must match the page's, timestamps and ids of
+// events aside).
 
 const run = promisify(execFile);
 const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
+const cliPage = readFileSync(path.join(repoRoot, "docs/cli.md"), "utf8");
 
-function block(heading: string, fence: string): string {
-  const section = readme.indexOf(heading);
-  const start = readme.indexOf(`${fence}\n`, section) + fence.length + 1;
-  return readme.slice(start, readme.indexOf("```\n", start));
+/** The first block fenced with `fence` after `heading` in `page`. */
+function block(heading: string, fence: string, page = readme): string {
+  const section = page.indexOf(heading);
+  expect(section, `heading "${heading}"`).toBeGreaterThanOrEqual(0);
+  const start = page.indexOf(`${fence}\n`, section) + fence.length + 1;
+  return page.slice(start, page.indexOf("```\n", start));
 }
 
 let service: TestService;
@@ -63,8 +69,8 @@ it("runs the curl session: every call succeeds and the receiver gets the signed 
   expect(stdout).toContain('"success":true,"status_code":200,"error_message":null,"attempt_number":2');
 });
 
-it("runs the CLI transcript and prints what the README shows", async () => {
-  const transcript = block("Continuing from the curl session above", "```console");
+it("runs the CLI transcript and prints what docs/cli.md shows", async () => {
+  const transcript = block("Continuing from the README's curl session", "```console", cliPage);
   const steps = transcript.split(/^\$ /m).filter((step) => step.trim() !== "");
   expect(steps.length).toBeGreaterThan(5);
   for (const step of steps) {
@@ -76,3 +82,33 @@ it("runs the CLI transcript and prints what the README shows", async () => {
     expect(normalise(`${result.stdout}${result.stderr}`), command).toBe(normalise(expected.join("\n")));
   }
 }, 120_000); // eight `npx` starts: slow on a busy machine
+
+// After the transcript: its delivery ids count from the curl session's.
+it("runs the signature check of 'Verifying a delivery' on real deliveries: valid, tampered, wrong secret", async () => {
+  const receiver = await startReceiver();
+  try {
+    const project = await service.api("POST", "/projects", {
+      body: { name: "Verify", slug: "verify-readme" },
+    });
+    const webhook = await service.api("POST", `/projects/${project.body.id}/webhooks`, {
+      body: { url: `${receiver.url}/hooks`, events: ["deployment.succeeded"], secret: "readme-secret" },
+    });
+    const sent = await service.api("POST", `/projects/${project.body.id}/webhooks/${webhook.body.id}/test`);
+    expect(sent.body.success).toBe(true);
+    const [delivery] = await receiver.waitFor(1);
+    if (!delivery) throw new Error("no delivery arrived");
+
+    // The README's block as a module of its own, exactly as printed, with its function exported.
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "readme-verify-")), "verify.mjs");
+    writeFileSync(file, `${block("## Verifying a delivery", "```js")}\nexport { signatureIsValid };\n`);
+    const { signatureIsValid } = await import(file);
+
+    expect(signatureIsValid("readme-secret", delivery.body, delivery.headers)).toBe(true);
+    expect(signatureIsValid("another-secret", delivery.body, delivery.headers)).toBe(false);
+    expect(signatureIsValid("readme-secret", `${delivery.body} `, delivery.headers)).toBe(false);
+    const { "x-webhook-signature": _, ...unsigned } = delivery.headers;
+    expect(signatureIsValid("readme-secret", delivery.body, unsigned)).toBe(false);
+  } finally {
+    await receiver.close();
+  }
+});
