@@ -5,10 +5,11 @@ import type { OperatorConfig } from "./operator/operator.js";
 import type { SecretKeysConfig } from "./secrets/keys.js";
 
 // Every setting the process reads, parsed once at start-up. Each service receives only the part it
-// needs. Names are the environment variables documented in the README's configuration reference.
+// needs. Names are the environment variables of docs/configuration.md, generated from this schema.
 const booleanFromEnv = z
   .enum(["true", "false", "1", "0", "yes", "no"])
-  .transform((value) => value === "true" || value === "1" || value === "yes");
+  .transform((value) => value === "true" || value === "1" || value === "yes")
+  .meta({ accepts: "`true` or `false` (also `1`/`0`, `yes`/`no`)" });
 
 /** Digits only: "1e3", "0x1F" or "8080abc" are mistakes worth reporting, not numbers to guess at. */
 const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
@@ -17,30 +18,110 @@ const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .trim()
     .regex(/^\d+$/, "must be a whole number")
     .transform(Number)
-    .pipe(z.number().min(min).max(max));
+    .pipe(z.number().min(min).max(max))
+    .meta({
+      accepts: max === Number.MAX_SAFE_INTEGER ? `whole number ≥ ${min}` : `whole number ${min}–${max}`,
+    });
 
-const configSchema = z.object({
-  HOST: z.string().min(1).default("0.0.0.0"),
-  PORT: wholeNumber(0, 65_535).default(8080),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  DATABASE_POOL_SIZE: wholeNumber(1, 200).default(10),
-  DATA_DIR: z.string().min(1).default(".data"),
-  EMBEDDED_POSTGRES_PORT: wholeNumber(1, 65_535).default(5433),
-  API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
-  API_KEY_FILE: z.string().min(1).optional(),
-  SECRET_ENCRYPTION_KEYS: z.string().min(1).optional(),
-  SECRET_ENCRYPTION_KEYS_FILE: z.string().min(1).optional(),
-  SHUTDOWN_TIMEOUT_MS: wholeNumber(0).optional(),
-  DELIVERY_CONCURRENCY: wholeNumber(1, 1_000).default(64),
-  DELIVERY_PER_WEBHOOK_CONCURRENCY: wholeNumber(1, 1_000).default(16),
-  DELIVERY_WORKERS: booleanFromEnv.default(true),
-  DELIVERY_TIMEOUT_MS: wholeNumber(1).default(30_000),
-  DELIVERY_LEASE_MS: wholeNumber(1_000).default(60_000),
-  DELIVERY_POLL_INTERVAL_MS: wholeNumber(10).default(2_000),
-  DELIVERY_RESPONSE_BODY_LIMIT_BYTES: wholeNumber(0, 1_048_576).default(4_096),
-  DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(true),
-  // The waits before retries 1–5 of a webhook with a retry policy (before attempts 2–6).
+// Each setting's description is its entry in docs/configuration.md, which
+// scripts/generate-config-docs.ts writes from this schema (a test fails when the page is stale).
+export const configSchema = z.object({
+  HOST: z
+    .string()
+    .min(1)
+    .default("0.0.0.0")
+    .describe("Address the HTTP listener binds: `/api`, the dashboard, `/metrics`, `/healthz`, `/readyz`."),
+  PORT: wholeNumber(0, 65_535).default(8080).describe("Port of the HTTP listener (`0`: any free port)."),
+  LOG_LEVEL: z
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+    .default("info")
+    .describe("Least severe level logged."),
+  DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/ })
+    .optional()
+    .meta({ accepts: "a `postgres://` or `postgresql://` URL" })
+    .describe("`postgres://user:password@host:5432/db`. Unset: an embedded Postgres in `DATA_DIR`."),
+  DATABASE_POOL_SIZE: wholeNumber(1, 200)
+    .default(10)
+    .describe(
+      "Connections in the pool. A replica opens 3 more: the delivery worker's two and its `LISTEN` connection.",
+    ),
+  DATA_DIR: z
+    .string()
+    .min(1)
+    .default(".data")
+    .describe(
+      "Where the embedded Postgres keeps its data (`DATA_DIR/postgres`), and a generated encryption key.",
+    ),
+  EMBEDDED_POSTGRES_PORT: wholeNumber(1, 65_535)
+    .default(5433)
+    .describe("Loopback port of the embedded Postgres."),
+  API_KEY: z
+    .string()
+    .min(16, "API_KEY must be at least 16 characters")
+    .optional()
+    .describe(
+      "An admin API key (at least 16 characters), registered by its digest at start-up. With no key configured and none stored, one is generated and printed once.",
+    ),
+  API_KEY_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "A file holding the admin API key (a mounted Kubernetes Secret, say); used when `API_KEY` is unset.",
+    ),
+  SECRET_ENCRYPTION_KEYS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Keys the webhooks' signing secrets are encrypted with (AES-256-GCM): base64 of 32 bytes each (`openssl rand -base64 32`), comma-separated, newest first (it encrypts; the others only decrypt).",
+    ),
+  SECRET_ENCRYPTION_KEYS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The same keys in a file (comma- or line-separated), such as the chart's mounted Secret. With neither set, a key is generated once into `DATA_DIR/secret-encryption-keys` (mode 0600) and start-up warns: fine for one process, but replicas sharing a database need the same keys.",
+    ),
+  SHUTDOWN_TIMEOUT_MS: wholeNumber(0)
+    .optional()
+    .describe(
+      "How long SIGTERM waits for requests and deliveries in flight. Default: the longest a send can take (`DELIVERY_TIMEOUT_MS` + connect bound + 1 s) plus 5 s, 46000 with the defaults, so sends in flight are finished and recorded instead of sent again after a restart.",
+    ),
+  DASHBOARD_ENABLED: booleanFromEnv
+    .default(true)
+    .describe("Serve the web dashboard at `/`. `false`: `/api`, `/metrics` and the health checks only."),
+  RETENTION_DAYS: wholeNumber(0, 36_500)
+    .default(30)
+    .describe("Delivery records and events older than this many days are removed (`0` keeps everything)."),
+  DELIVERY_WORKERS: booleanFromEnv
+    .default(true)
+    .describe(
+      "`false`: this replica serves the API only (replays and test events it is asked for still send).",
+    ),
+  DELIVERY_CONCURRENCY: wholeNumber(1, 1_000)
+    .default(64)
+    .describe("Deliveries in flight per replica (it may claim up to half as many again ahead, unsent)."),
+  DELIVERY_PER_WEBHOOK_CONCURRENCY: wholeNumber(1, 1_000)
+    .default(16)
+    .describe(
+      "Deliveries in flight per webhook per replica, so that one slow receiver cannot take every slot.",
+    ),
+  DELIVERY_TIMEOUT_MS: wholeNumber(1)
+    .default(30_000)
+    .describe("How long a receiver has to answer, body included (connecting has its own 10 s bound)."),
+  DELIVERY_LEASE_MS: wholeNumber(1_000)
+    .default(60_000)
+    .describe(
+      "How long a claim lasts: a crashed replica's claims are retaken after it. Must cover the longest send (`DELIVERY_TIMEOUT_MS` + `min(10000, DELIVERY_TIMEOUT_MS)` + 1000), else start-up refuses it.",
+    ),
+  DELIVERY_POLL_INTERVAL_MS: wholeNumber(10)
+    .default(2_000)
+    .describe("Backstop poll of the queue; workers are normally woken at once by Postgres `LISTEN/NOTIFY`."),
+  DELIVERY_RESPONSE_BODY_LIMIT_BYTES: wholeNumber(0, 1_048_576)
+    .default(4_096)
+    .describe("Receivers' response bodies are stored truncated to this many bytes."),
   DELIVERY_RETRY_DELAYS_MS: z
     .string()
     .default("5000,60000,300000,1800000,7200000")
@@ -55,9 +136,16 @@ const configSchema = z.object({
         return z.NEVER;
       }
       return parts.map(Number);
-    }),
-  DASHBOARD_ENABLED: booleanFromEnv.default(true),
-  RETENTION_DAYS: wholeNumber(0, 36_500).default(30),
+    })
+    .meta({ accepts: "five comma-separated whole numbers, each ≤ 86400000" })
+    .describe(
+      "The waits before automatic retries 1–5 of a webhook that has a retry policy (before attempts 2–6), each with ±20 % jitter.",
+    ),
+  DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv
+    .default(true)
+    .describe(
+      "`false` refuses loopback and private destinations (127/8, 10/8, 172.16/12, 192.168/16, 100.64/10, ::1, fc00::/7, fec0::/10) unless `DELIVERY_ALLOWED_DESTINATIONS` lists them. Start-up warns while it is `true`; the Helm chart sets `false`.",
+    ),
   DELIVERY_ALLOWED_DESTINATIONS: z
     .string()
     .transform((value, ctx) => {
@@ -75,20 +163,70 @@ const configSchema = z.object({
         return z.NEVER;
       }
     })
-    .optional(),
-  KUBERNETES: z.enum(["auto", "true", "false"]).default("auto"),
-  NAMESPACE_SELECTOR: z.string().default(""),
-  POD_NAMESPACE: z.string().min(1).optional(),
-  POD_NAME: z.string().min(1).optional(),
-  LEADER_ELECTION_LEASE_NAME: z.string().min(1).default("webhook-operator-leader"),
-  LEADER_ELECTION_LEASE_DURATION_MS: wholeNumber(1_000).default(15_000),
-  LEADER_ELECTION_RETRY_PERIOD_MS: wholeNumber(100).default(2_000),
-  INFORMER_RELIST_INTERVAL_MS: wholeNumber(1_000).default(300_000),
-  WEBHOOK_STATUS_RESYNC_INTERVAL_MS: wholeNumber(1_000).default(60_000),
-  KUBERNETES_TOKEN_AUTH: booleanFromEnv.default(true),
-  KUBERNETES_TOKEN_AUDIENCE: z.string().trim().min(1).default("webhook-operator"),
-  KUBERNETES_TOKEN_CACHE_TTL_MS: wholeNumber(0, 300_000).default(10_000),
-  KUBERNETES_TOKEN_CACHE_SIZE: wholeNumber(1, 1_000_000).default(10_000),
+    .optional()
+    .meta({ accepts: "comma-separated CIDRs, addresses, host names and `.suffixes`" })
+    .describe(
+      "Private destinations allowed although `DELIVERY_ALLOW_PRIVATE_NETWORKS=false`: CIDRs or addresses (`10.96.0.0/12`, `fd00::1`), exact host names (`hooks.internal`), or suffixes (`.svc.cluster.local`, `*.svc.cluster.local`). A name entry matches the host name in the webhook's URL. Metadata, link-local, multicast and reserved addresses stay refused.",
+    ),
+  KUBERNETES: z
+    .enum(["auto", "true", "false"])
+    .default("auto")
+    .describe(
+      "`auto`: run the controllers when a service account or kubeconfig is found; `true`: require one; `false`: API and workers only (also `serve --no-kubernetes`).",
+    ),
+  NAMESPACE_SELECTOR: z
+    .string()
+    .default("")
+    .meta({ accepts: "`key=value`, `key!=value`, `key`, `!key`, comma-separated" })
+    .describe(
+      "Label selector of the namespaces that are projects. Empty: every namespace; `kube-*` never are.",
+    ),
+  POD_NAMESPACE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Namespace of the leader Lease. Default: the service account's namespace, else `default`."),
+  POD_NAME: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("This replica's identity in the Lease. Default: `<hostname>-<pid>-<random>`."),
+  LEADER_ELECTION_LEASE_NAME: z
+    .string()
+    .min(1)
+    .default("webhook-operator-leader")
+    .describe("Name of the Lease."),
+  LEADER_ELECTION_LEASE_DURATION_MS: wholeNumber(1_000)
+    .default(15_000)
+    .describe("How long a lease lasts without renewal before another replica takes over."),
+  LEADER_ELECTION_RETRY_PERIOD_MS: wholeNumber(100)
+    .default(2_000)
+    .describe("How often the leader renews its lease and the others try to take it."),
+  INFORMER_RELIST_INTERVAL_MS: wholeNumber(1_000)
+    .default(300_000)
+    .describe("Periodic full re-list of watched resources, which heals a watch that stalled silently."),
+  WEBHOOK_STATUS_RESYNC_INTERVAL_MS: wholeNumber(1_000)
+    .default(60_000)
+    .describe("How often every Webhook resource's status (its last delivery) is refreshed."),
+  KUBERNETES_TOKEN_AUTH: booleanFromEnv
+    .default(true)
+    .describe(
+      "In a cluster, `/api` accepts Kubernetes tokens (TokenReview and SubjectAccessReview); `false` turns it off.",
+    ),
+  KUBERNETES_TOKEN_AUDIENCE: z
+    .string()
+    .trim()
+    .min(1)
+    .default("webhook-operator")
+    .describe("The audience a token must be issued for (`kubectl create token --audience`)."),
+  KUBERNETES_TOKEN_CACHE_TTL_MS: wholeNumber(0, 300_000)
+    .default(10_000)
+    .describe(
+      "How long a token or access review answer is reused (`0`: never), never past the token's expiry.",
+    ),
+  KUBERNETES_TOKEN_CACHE_SIZE: wholeNumber(1, 1_000_000)
+    .default(10_000)
+    .describe("Reviews kept at most; the least recently used go first."),
 });
 
 export type Env = z.input<typeof configSchema>;
