@@ -51,7 +51,7 @@ export const deliverySchema = z
       .nullable()
       .openapi({
         description:
-          "The request headers of spec §4.1 exactly as this attempt sent them (X-Webhook-Signature only when signed; " +
+          "The delivery headers exactly as this attempt sent them (X-Webhook-Signature only when signed; " +
           "it is the HMAC digest, never the secret). null when no request was sent (refused destination or secret " +
           "that could not be decrypted) or the attempt predates this field.",
         example: {

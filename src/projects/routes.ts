@@ -48,7 +48,7 @@ export function registerProjectRoutes(router: Router, registry: OpenAPIRegistry,
     method: "post",
     path: "/projects",
     tag: "Projects",
-    summary: "Create a project (admin key; an addition to the spec for use without a cluster)",
+    summary: "Create a project (admin key; for use without a cluster, where namespaces are the projects)",
     body: createProjectBody,
     responses: {
       201: { description: "The created project", schema: projectSchema },

@@ -56,7 +56,7 @@ const retryPolicy = z
     description:
       "Automatic retries of failed deliveries: up to max_attempts attempts of an event in all (the " +
       "first included), each retry a new delivery record with attempt_number + 1, after 5 s, 1 min, " +
-      "5 min, 30 min and 2 h (±20 % jitter). null: no automatic retry (the spec's default).",
+      "5 min, 30 min and 2 h (±20 % jitter). null (the default): no automatic retry.",
   });
 
 const autoDisable = z
@@ -78,7 +78,7 @@ const autoDisable = z
   .openapi("AutoDisable", {
     description:
       "Disable the webhook once after_failures deliveries in a row failed, the first of them at " +
-      "least min_duration_seconds ago. null: never disabled automatically (the spec's default).",
+      "least min_duration_seconds ago. null (the default): never disabled automatically.",
   });
 
 export const createWebhookBody = z
@@ -131,7 +131,7 @@ export const webhookSchema = z
       .nullable()
       .openapi({
         description:
-          "An addition to the spec: the Kubernetes Webhook resource that declares this webhook, or null " +
+          "The Kubernetes Webhook resource that declares this webhook, or null " +
           "for webhooks created through the API. A managed webhook is read-only through the API (409).",
       }),
     retry_policy: retryPolicy.nullable(),

@@ -77,7 +77,7 @@ export const specSchema = {
       maxItems: eventTypeNames.length,
       items: { type: "string", enum: [...eventTypeNames] },
       "x-kubernetes-list-type": "set",
-      description: "Subscribed event names (spec §6).",
+      description: "Subscribed event names (GET /api/webhook-event-types lists them).",
     },
     enabled: { type: "boolean", default: true, description: "Disabled webhooks get no deliveries." },
     secretRef: {
