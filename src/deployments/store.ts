@@ -155,7 +155,9 @@ export async function cancelUnfinishedRollouts(
       : [target.sourceUid, target.beforeRevision ?? null];
   const { rows } = await db.query<DeploymentRow>(
     `UPDATE deployments
-        SET status = 'cancelled', finished_at = clock_timestamp(),
+        SET status = 'cancelled',
+            -- On the rollout times' whole-second scale, never before started_at (rollout-times.ts).
+            finished_at = greatest(date_trunc('second', clock_timestamp()), started_at),
             emitted_events = array_append(emitted_events, 'deployment.cancelled'),
             updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
       WHERE ${where} AND status NOT IN ('succeeded', 'failed', 'cancelled')

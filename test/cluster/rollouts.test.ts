@@ -103,6 +103,33 @@ describe("rollouts on a real cluster", () => {
     });
   });
 
+  it("times of a burst of rollouts: whole seconds, started_at ≤ finished_at, the same in every event and in the API", async () => {
+    const names = Array.from({ length: 8 }, (_, i) => `burst-${i}`);
+    await Promise.all(names.map((name) => create(name, { replicas: 1 })));
+    for (const name of names) await ledger.waitFor(name, full);
+    const { rows } = await observer.query<{ id: number; name: string; project_id: number }>(
+      "SELECT id, name, project_id FROM deployments WHERE name = ANY($1)",
+      [names],
+    );
+    const listed = await service?.api("GET", `/projects/${rows[0]?.project_id}/deployments?per_page=100`);
+    const wholeSecond = expect.stringMatching(/T\d\d:\d\d:\d\d\.000Z$/);
+    for (const row of rows) {
+      const payloads = receiver.requests
+        .map((r) => JSON.parse(r.body).payload)
+        .filter((payload) => payload.deployment_id === row.id);
+      const succeeded = payloads.find((payload) => payload.status === "succeeded");
+      expect(succeeded, row.name).toMatchObject({ started_at: wholeSecond, finished_at: wholeSecond });
+      expect(Date.parse(succeeded.finished_at), row.name).toBeGreaterThanOrEqual(
+        Date.parse(succeeded.started_at),
+      );
+      expect(new Set(payloads.map((payload) => payload.started_at))).toEqual(new Set([succeeded.started_at]));
+      expect(listed?.body.deployments.find((d: { id: number }) => d.id === row.id)).toMatchObject({
+        started_at: succeeded.started_at,
+        finished_at: succeeded.finished_at,
+      });
+    }
+  });
+
   it("deleted mid-rollout → cancelled", async () => {
     await create("deleted", { gate: uniqueName("held") });
     await ledger.waitFor("deleted", ["deployment.created:pending"]);

@@ -50,14 +50,14 @@ export async function reconcileDeployment(
     // A rollout first seen past its start (the operator was down, or just became leader) gets its
     // ReplicaSet's creation time; one seen as it starts needs no lookup: now is when it started.
     const firstSight = uid && revision && !deps.recorded.get(uid)?.startsWith(`${revision}/`);
-    const startedAt =
+    const replicaSetCreated =
       firstSight && rolloutPhase(deployment).phase !== "progressing"
         ? await deps.rolloutStartedAt(deployment).catch((error: unknown) => {
             deps.logger.debug({ err: error, deployment: key }, "reading the rollout's ReplicaSet failed");
             return undefined;
           })
         : undefined;
-    await recordRollout(deps.pool, await deps.projectFor(namespace), deployment, startedAt);
+    await recordRollout(deps.pool, await deps.projectFor(namespace), deployment, { replicaSetCreated });
     if (uid && seen !== undefined) deps.recorded.set(uid, seen);
   } catch (error) {
     result = "error";

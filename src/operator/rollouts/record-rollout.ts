@@ -13,9 +13,7 @@ import type { ProjectRow } from "../../projects/store.js";
 import type { DeploymentEventType } from "../../webhooks/event-types.js";
 import { readRolloutAnnotations } from "./annotations.js";
 import { eventsToEmit, isFinished, revisionAnnotation, rolloutPhase, statusAfter } from "./phase.js";
-import { concludedAt } from "./rollout-times.js";
-
-const earliest = (a: Date | undefined, b: Date) => (a && a < b ? a : b);
+import { concludedAt, rolloutFinishedAt, rolloutStartedAt } from "./rollout-times.js";
 
 const statusOfEvent: Record<DeploymentEventType, DeploymentStatus> = {
   "deployment.created": "pending",
@@ -71,8 +69,10 @@ export async function recordRollout(
   pool: Pool,
   project: ProjectRow,
   deployment: V1Deployment,
-  /** When the rollout started, if known (its ReplicaSet's creation); else the time it is first seen. */
-  startedAt?: Date,
+  observed: {
+    /** Its ReplicaSet's creation, for a rollout first seen after it progressed (rollout-times.ts). */
+    replicaSetCreated?: Date;
+  } = {},
 ): Promise<DeploymentEventType[]> {
   const uid = deployment.metadata?.uid;
   const revision = deployment.metadata?.annotations?.[revisionAnnotation];
@@ -94,7 +94,7 @@ export async function recordRollout(
       branch: facts.branch,
       commitSha: facts.commitSha,
       commitMessage: facts.commitMessage,
-      startedAt,
+      startedAt: rolloutStartedAt(observed.replicaSetCreated, new Date()),
     });
     const events = eventsToEmit(phase.phase, { status: row.status, emitted: row.emitted_events });
     if (events.length === 0) return superseded.map(() => "deployment.cancelled" as const);
@@ -105,8 +105,9 @@ export async function recordRollout(
       emittedEvents: [...row.emitted_events, ...events],
       url: facts.url,
       errorMessage: phase.phase === "failed" ? phase.message : null,
-      // The Deployment controller's own time of concluding, when it is not later than now.
-      finishedAt: isFinished(status) ? earliest(concludedAt(deployment), new Date()) : null,
+      finishedAt: isFinished(status)
+        ? rolloutFinishedAt(row.started_at, concludedAt(deployment), new Date())
+        : null,
     });
     await emitEvents(
       client,

@@ -35,3 +35,30 @@ export function concludedAt(deployment: V1Deployment): Date | undefined {
   const at = progressing?.lastUpdateTime ?? progressing?.lastTransitionTime;
   return at ? new Date(at) : undefined;
 }
+
+// Kubernetes records times in whole seconds (a ReplicaSet's creationTimestamp, a condition's
+// lastUpdateTime). A rollout's times are kept on that scale, whichever clock gave them, so that
+// comparing them compares moments and not resolutions: a rollout first seen at 12:00:00.700 and
+// concluded at 12:00:00.900 is recorded by Kubernetes as concluded at 12:00:00, which would read as
+// finished before it started.
+const wholeSecond = (at: Date) => new Date(Math.floor(at.getTime() / 1000) * 1000);
+
+/**
+ * started_at: the creation of the rollout's ReplicaSet when it is known (a rollout first seen after it
+ * progressed), else the second the operator first saw the rollout, which is the second Kubernetes
+ * records for that creation when the operator watches as it happens.
+ */
+export function rolloutStartedAt(replicaSetCreated: Date | undefined, now: Date): Date {
+  return wholeSecond(replicaSetCreated ?? now);
+}
+
+/**
+ * finished_at: when the Deployment controller concluded (Progressing's last update), else now; never
+ * later than now (an API server whose clock runs ahead) and never earlier than started_at (clocks of
+ * different machines), so finished_at >= started_at always holds.
+ */
+export function rolloutFinishedAt(startedAt: Date | null, concluded: Date | undefined, now: Date): Date {
+  const latest = wholeSecond(now);
+  const at = concluded && concluded < latest ? wholeSecond(concluded) : latest;
+  return startedAt && at < startedAt ? startedAt : at;
+}
