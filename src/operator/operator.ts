@@ -8,6 +8,7 @@ import {
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
+  NetworkingV1Api,
   type V1Deployment,
   type V1Namespace,
 } from "@kubernetes/client-node";
@@ -33,6 +34,7 @@ import { namespaceProjects } from "./namespace-projects.js";
 import { type ReferencedSecrets, referencedSecrets } from "./referenced-secrets.js";
 import { cancelRolloutsOfDeletedDeployments } from "./rollouts/record-rollout.js";
 import { replicaSetCreatedAt } from "./rollouts/rollout-times.js";
+import { routingCaches } from "./rollouts/routing-caches.js";
 import { WorkQueue } from "./work-queue.js";
 
 export interface OperatorConfig {
@@ -76,6 +78,7 @@ export function startOperator(options: {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const apps = kubeConfig.makeApiClient(AppsV1Api);
   const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
+  const networking = kubeConfig.makeApiClient(NetworkingV1Api);
   const kube = kubeGateway({ core, customObjects }, identity);
 
   let controllers: Controllers | undefined;
@@ -155,6 +158,16 @@ export function startOperator(options: {
         return list;
       },
     );
+
+    // What routes to a Deployment's pods, for the URL of rollouts without a url annotation.
+    const routing = routingCaches({
+      informer,
+      core,
+      networking,
+      customObjects,
+      relistIntervalMs: config.relistIntervalMs,
+      logger,
+    });
 
     // Here, inside the list function, the list is known to be complete: ListWatch.start() resolves even
     // when its list failed, and an empty cache must never read as "every Webhook was deleted".
@@ -257,6 +270,7 @@ export function startOperator(options: {
             isSelected: (ns) => selection.isSelected(ns),
             projectFor,
             rolloutStartedAt: (deployment) => replicaSetCreatedAt(apps, deployment),
+            routing: routing.routing,
             logger,
             recorded: recordedRollouts,
           },
@@ -311,8 +325,8 @@ export function startOperator(options: {
       webhookQueue,
       deploymentQueue,
       async start() {
-        // Namespaces and Secrets first: reconciles read them from the caches.
-        await namespaces.start();
+        // Namespaces and routing first: reconciles read them from the caches.
+        await Promise.all([namespaces.start(), routing.start()]);
         await Promise.all([webhooks.start(), deployments.start()]);
         // Status carries the last delivery: refresh it now and then even when nothing else changes.
         resync = setInterval(() => {
@@ -336,7 +350,7 @@ export function startOperator(options: {
       async stop() {
         clearInterval(resync);
         await disabledListener?.stop();
-        await Promise.all([namespaces.stop(), webhooks.stop(), deployments.stop()]);
+        await Promise.all([namespaces.stop(), webhooks.stop(), deployments.stop(), routing.stop()]);
         secrets.stop();
         await Promise.all([webhookQueue.stop(), deploymentQueue.stop()]);
         logger.info("controllers stopped");

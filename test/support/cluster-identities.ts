@@ -7,6 +7,13 @@ export const operatorRules: V1PolicyRule[] = [
   { apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch"] },
   { apiGroups: ["apps"], resources: ["deployments"], verbs: ["list", "watch"] },
   { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["list"] },
+  { apiGroups: [""], resources: ["services"], verbs: ["list", "watch"] },
+  { apiGroups: ["networking.k8s.io"], resources: ["ingresses"], verbs: ["list", "watch"] },
+  {
+    apiGroups: ["gateway.networking.k8s.io"],
+    resources: ["httproutes", "gateways"],
+    verbs: ["list", "watch"],
+  },
   { apiGroups: ["webhook-operator.io"], resources: ["webhooks"], verbs: ["list", "watch", "patch"] },
   { apiGroups: ["webhook-operator.io"], resources: ["webhooks/status"], verbs: ["patch"] },
   { apiGroups: [""], resources: ["events"], verbs: ["create"] },

@@ -5,6 +5,7 @@ import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
 import { recordRollout } from "../rollouts/record-rollout.js";
+import type { Routing } from "../rollouts/rollout-url.js";
 import type { ReconcileResult } from "../work-queue.js";
 
 export interface RolloutControllerDeps {
@@ -14,6 +15,8 @@ export interface RolloutControllerDeps {
   projectFor(namespace: string): Promise<ProjectRow>;
   /** The creation time of the ReplicaSet of the Deployment's current revision (rollout-times.ts). */
   rolloutStartedAt(deployment: V1Deployment): Promise<Date | undefined>;
+  /** What routes to the Deployment's pods, from the caches (rollout-url.ts). */
+  routing: Routing;
   logger: Logger;
   /**
    * Per Deployment UID, the "revision/phase" this controller last recorded (kept for one leadership
@@ -57,7 +60,10 @@ export async function reconcileDeployment(
             return undefined;
           })
         : undefined;
-    await recordRollout(deps.pool, await deps.projectFor(namespace), deployment, { replicaSetCreated });
+    await recordRollout(deps.pool, await deps.projectFor(namespace), deployment, {
+      replicaSetCreated,
+      routing: deps.routing,
+    });
     if (uid && seen !== undefined) deps.recorded.set(uid, seen);
   } catch (error) {
     result = "error";

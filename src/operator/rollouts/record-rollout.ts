@@ -14,6 +14,7 @@ import type { DeploymentEventType } from "../../webhooks/event-types.js";
 import { readRolloutAnnotations } from "./annotations.js";
 import { eventsToEmit, isFinished, revisionAnnotation, rolloutPhase, statusAfter } from "./phase.js";
 import { concludedAt, rolloutFinishedAt, rolloutStartedAt } from "./rollout-times.js";
+import { noRouting, type Routing, rolloutUrl } from "./rollout-url.js";
 
 const statusOfEvent: Record<DeploymentEventType, DeploymentStatus> = {
   "deployment.created": "pending",
@@ -72,6 +73,8 @@ export async function recordRollout(
   observed: {
     /** Its ReplicaSet's creation, for a rollout first seen after it progressed (rollout-times.ts). */
     replicaSetCreated?: Date;
+    /** Where the url of a Deployment without a url annotation comes from (rollout-url.ts). */
+    routing?: Routing;
   } = {},
 ): Promise<DeploymentEventType[]> {
   const uid = deployment.metadata?.uid;
@@ -100,10 +103,12 @@ export async function recordRollout(
     if (events.length === 0) return superseded.map(() => "deployment.cancelled" as const);
 
     const status = statusAfter[phase.phase];
+    const live = status === "ready" || status === "succeeded";
     const updated = await updateRollout(client, row.id, {
       status,
       emittedEvents: [...row.emitted_events, ...events],
-      url: facts.url,
+      // Read only for a revision that went live: the others carry no url (deployments/payload.ts).
+      url: facts.url ?? (live ? rolloutUrl(deployment, observed.routing ?? noRouting) : null),
       errorMessage: phase.phase === "failed" ? phase.message : null,
       finishedAt: isFinished(status)
         ? rolloutFinishedAt(row.started_at, concludedAt(deployment), new Date())
