@@ -31,6 +31,8 @@ export function parseLabelSelector(selector: string): Requirement[] {
 
 export interface NamespaceProjects {
   isSelected(namespace: string): boolean;
+  /** The selection applied to a namespace object (one from a list, not yet in the cache). */
+  matches(namespace: V1Namespace): boolean;
   /** Being deleted: Kubernetes refuses new objects (Events) in it. */
   isTerminating(namespace: string): boolean;
   describe(namespace: string): { name: string; displayName: string | null; repoUrl: string | null };
@@ -45,14 +47,17 @@ export function namespaceProjects(
   getNamespace: (name: string) => V1Namespace | undefined,
 ): NamespaceProjects {
   const requirements = parseLabelSelector(selector);
+  const matches = (namespace: V1Namespace) => {
+    if ((namespace.metadata?.name ?? "").startsWith("kube-")) return false;
+    const labels = namespace.metadata?.labels ?? {};
+    return requirements.every((requirement) => requirement(labels));
+  };
   return {
+    matches,
     isSelected(name) {
-      if (name.startsWith("kube-")) return false;
       // A namespace not (or no longer) in the cache is no project: a deleted one must not come back.
       const namespace = getNamespace(name);
-      if (!namespace) return false;
-      const labels = namespace.metadata?.labels ?? {};
-      return requirements.every((requirement) => requirement(labels));
+      return namespace !== undefined && matches(namespace);
     },
     isTerminating(name) {
       return getNamespace(name)?.status?.phase === "Terminating";

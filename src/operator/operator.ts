@@ -16,10 +16,12 @@ import type { Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
 import {
+  applyNamespaceSelection,
   deleteNamespaceProject,
   deleteProjectsOfMissingNamespaces,
   ensureNamespaceProject,
   type ProjectRow,
+  withdrawNamespaceProject,
 } from "../projects/store.js";
 import { deleteOwnedWebhook, deleteWebhooksOfMissingOwners } from "../webhooks/store.js";
 import { group, plural, version, type WebhookResource } from "./api/webhook-v1alpha1.js";
@@ -130,6 +132,7 @@ export function startOperator(options: {
       async () => {
         const list = await core.listNamespace();
         await removeProjectsOfDeletedNamespaces(list.items);
+        await withdrawProjectsOfUnselectedNamespaces(list.items);
         return list;
       },
     );
@@ -216,6 +219,25 @@ export function startOperator(options: {
         logger.info({ projects: removed }, "removed the projects of deleted namespaces");
     }
 
+    // Projects follow the selector both ways, also for a selector or labels changed while no leader ran;
+    // each complete list also mends a label change whose own write lost a race with a reconcile.
+    async function withdrawProjectsOfUnselectedNamespaces(present: V1Namespace[]) {
+      const selected = present.filter((namespace) => selection.matches(namespace));
+      const changed = await applyNamespaceSelection(
+        pool,
+        selected.map((namespace) => namespace.metadata?.name ?? ""),
+      ).catch((error: unknown) => {
+        logger.warn(
+          { err: error },
+          "withdrawing projects of unselected namespaces failed; next re-list retries",
+        );
+        return { withdrawn: [], restored: [] };
+      });
+      for (const slug of changed.withdrawn) projects.delete(slug);
+      if (changed.withdrawn.length + changed.restored.length > 0)
+        logger.info(changed, "projects withdrawn and restored to follow the namespace selector");
+    }
+
     const selection = namespaceProjects(config.namespaceSelector, (name) => namespaces.informer.get(name));
     // The project row of each namespace, written once and then read from here: concurrent reconciles of
     // one namespace share the first write, and a namespace change (name/repo annotations) drops the entry.
@@ -223,6 +245,10 @@ export function startOperator(options: {
     const projectFor = (namespace: string): Promise<ProjectRow> => {
       const cached = projects.get(namespace);
       if (cached) return cached;
+      // Checked again here: a reconcile that found the namespace selected before an await must not
+      // bring back a project withdrawn meanwhile. It fails, and its retry sees the namespace as it is.
+      if (!selection.isSelected(namespace))
+        return Promise.reject(new Error(`Namespace ${namespace} is no longer selected.`));
       const project = ensureNamespaceProject(pool, selection.describe(namespace));
       projects.set(namespace, project);
       project.catch(() => {
@@ -295,6 +321,18 @@ export function startOperator(options: {
       const name = namespace.metadata?.name ?? "";
       projects.delete(name);
       if (selection.isSelected(name)) void projectFor(name).catch(() => {});
+      // Still there but no longer selected (a deleted one's project goes in the "delete" handler).
+      else if (namespaces.informer.get(name))
+        withdrawNamespaceProject(pool, name).then(
+          (withdrawn) =>
+            withdrawn &&
+            logger.info({ project: name }, "withdrew the project of a namespace no longer selected"),
+          (error: unknown) =>
+            logger.warn(
+              { err: error, namespace: name },
+              "withdrawing an unselected namespace's project failed",
+            ),
+        );
       enqueueWebhooksOf(name);
       for (const deployment of deployments.informer.list(name)) deploymentQueue.add(key(deployment));
     });

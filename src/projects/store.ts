@@ -12,6 +12,9 @@ export interface ProjectRow {
 
 const columns = "id, name, slug, repo_url, created_at, updated_at";
 
+// Withdrawn projects (namespaces the selector no longer matches; migration 012) are invisible to every
+// reader below but the operator's own statements.
+
 /** projectIds null = every project (admin key). Newest first; id breaks ties so pages are stable. */
 export function listProjects(
   db: Queryable,
@@ -22,7 +25,7 @@ export function listProjects(
     db,
     {
       columns,
-      from: "projects WHERE ($1::bigint[] IS NULL OR id = ANY($1))",
+      from: "projects WHERE NOT withdrawn AND ($1::bigint[] IS NULL OR id = ANY($1))",
       orderBy: "created_at DESC, id DESC",
       params: [projectIds],
     },
@@ -33,13 +36,16 @@ export function listProjects(
 /** Every project's id and slug (its namespace), for filtering by Kubernetes RBAC. */
 export async function listProjectNamespaces(db: Queryable): Promise<Pick<ProjectRow, "id" | "slug">[]> {
   const { rows } = await db.query<Pick<ProjectRow, "id" | "slug">>(
-    "SELECT id, slug FROM projects ORDER BY id",
+    "SELECT id, slug FROM projects WHERE NOT withdrawn ORDER BY id",
   );
   return rows;
 }
 
 export async function findProject(db: Queryable, id: number): Promise<ProjectRow | undefined> {
-  const { rows } = await db.query<ProjectRow>(`SELECT ${columns} FROM projects WHERE id = $1`, [id]);
+  const { rows } = await db.query<ProjectRow>(
+    `SELECT ${columns} FROM projects WHERE id = $1 AND NOT withdrawn`,
+    [id],
+  );
   return rows[0];
 }
 
@@ -55,9 +61,10 @@ export async function insertProject(
 }
 
 /**
- * The project of a Kubernetes namespace (slug = namespace name), created on first sight; name and
- * repo_url follow the namespace's annotations when they are set. The INSERT runs only when no project
- * has the slug yet (an `ON CONFLICT` upsert would draw an identity value on every call).
+ * The project of a selected Kubernetes namespace (slug = namespace name), created on first sight and
+ * shown again if it was withdrawn. Its name and repo_url follow the namespace's annotations, and go
+ * back to the defaults (the namespace name, null) when an annotation is removed. The INSERT runs only
+ * when no project has the slug yet (an `ON CONFLICT` upsert would draw an identity value on every call).
  */
 export async function ensureNamespaceProject(
   db: Queryable,
@@ -67,10 +74,10 @@ export async function ensureNamespaceProject(
     const { rows } = await db.query<ProjectRow>(
       `WITH existing AS (SELECT ${columns} FROM projects WHERE slug = $1),
        updated AS (
-         UPDATE projects SET name = COALESCE($2, name), repo_url = COALESCE($3, repo_url),
-                             from_namespace = true, updated_at = clock_timestamp()
+         UPDATE projects SET name = COALESCE($2, $1), repo_url = $3, from_namespace = true,
+                             withdrawn = false, updated_at = clock_timestamp()
           WHERE slug = $1
-            AND (name, repo_url, from_namespace) IS DISTINCT FROM (COALESCE($2, name), COALESCE($3, repo_url), true)
+            AND (name, repo_url, from_namespace, withdrawn) IS DISTINCT FROM (COALESCE($2, $1), $3, true, false)
           RETURNING ${columns}),
        inserted AS (
          INSERT INTO projects (name, slug, repo_url, from_namespace)
@@ -84,6 +91,36 @@ export async function ensureNamespaceProject(
     );
     if (rows[0]) return rows[0];
   }
+}
+
+/** Withdraws the project of a namespace the selector no longer matches; false when there was none. */
+export async function withdrawNamespaceProject(db: Queryable, namespace: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE projects SET withdrawn = true, updated_at = clock_timestamp()
+      WHERE from_namespace AND NOT withdrawn AND slug = $1`,
+    [namespace],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * After a complete list of namespaces: withdraws every namespace's project whose slug is not among the
+ * `selected` namespaces, and shows again the withdrawn ones that are. Returns the slugs it changed.
+ */
+export async function applyNamespaceSelection(
+  db: Queryable,
+  selected: string[],
+): Promise<{ withdrawn: string[]; restored: string[] }> {
+  const { rows } = await db.query<{ slug: string; withdrawn: boolean }>(
+    `UPDATE projects SET withdrawn = NOT (slug = ANY($1::text[])), updated_at = clock_timestamp()
+      WHERE from_namespace AND withdrawn = (slug = ANY($1::text[]))
+      RETURNING slug, withdrawn`,
+    [selected],
+  );
+  return {
+    withdrawn: rows.filter((row) => row.withdrawn).map((row) => row.slug),
+    restored: rows.filter((row) => !row.withdrawn).map((row) => row.slug),
+  };
 }
 
 /**

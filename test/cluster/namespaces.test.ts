@@ -12,8 +12,9 @@ import { eventually } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { clusterPatience, createWebhook, getWebhook, readyOf } from "../support/webhook-resources.js";
 
-// Namespaces are projects: NAMESPACE_SELECTOR chooses which, and a deleted namespace takes its
-// project along (also when it was deleted while no operator ran); projects made through the API stay.
+// Namespaces are projects: NAMESPACE_SELECTOR chooses which, both ways (a namespace that stops
+// matching is withdrawn and comes back as it was), annotations name them, and a deleted namespace takes
+// its project along (also when it was deleted while no operator ran); projects made through the API stay.
 
 let cluster: Cluster;
 let database: TestDatabase;
@@ -96,4 +97,76 @@ it("removes the project of a deleted namespace, also one deleted while no operat
   service = await startOperator();
   await eventually(async () => (!(await slugs()).includes(whileDown) ? true : undefined), clusterPatience);
   expect(await slugs()).toEqual(expect.arrayContaining([payments, sandbox, apiProject?.body.slug]));
+});
+
+async function projectOf(namespace: string): Promise<{ id: number; name: string; repo_url: string | null }> {
+  const response = await service?.api("GET", "/projects?per_page=100");
+  return response?.body.projects.find((p: { slug: string }) => p.slug === namespace);
+}
+const listed = (namespace: string, wanted: boolean) =>
+  eventually(
+    async () => ((await slugs()).includes(namespace) === wanted ? true : undefined),
+    clusterPatience,
+  );
+
+it("withdraws the project of a namespace that loses its label, and brings it back as it was", async () => {
+  const project = await projectOf(payments);
+  const webhookId = (await getWebhook(cluster, payments, "hook"))?.status?.webhookId;
+  expect(webhookId).toEqual(expect.any(Number));
+
+  await cluster.kubectl(["label", "namespace", payments, "team-"]);
+  await listed(payments, false);
+  const hidden = await service?.api("GET", `/projects/${project.id}/webhooks`);
+  expect(hidden?.status).toBe(404);
+  await eventually(
+    async () => ((await ready(payments))?.reason === "NamespaceNotSelected" ? true : undefined),
+    clusterPatience,
+  );
+
+  await labelTeam(payments);
+  await eventually(
+    async () => ((await ready(payments))?.status === "True" ? true : undefined),
+    clusterPatience,
+  );
+  expect((await projectOf(payments)).id).toBe(project.id);
+  expect((await getWebhook(cluster, payments, "hook"))?.status?.webhookId).toBe(webhookId);
+  const webhooks = await service?.api("GET", `/projects/${project.id}/webhooks`);
+  expect(webhooks?.body.map((w: { id: number }) => w.id)).toEqual([webhookId]);
+});
+
+it("withdraws, as it starts, the projects of namespaces that only an earlier selector chose", async () => {
+  const earlier = uniqueName("earlier");
+  await createNamespaces(cluster, label, earlier);
+  await service?.close();
+  // The same operator, earlier, with a wider selector: every namespace of this file is a project.
+  service = await startTestService(operatorEnv(label), { kubeConfig: cluster.kubeConfig(), database });
+  await listed(earlier, true);
+  await service.close();
+  service = await startOperator();
+  await listed(earlier, false);
+  expect(await slugs()).toContain(payments);
+});
+
+it("follows the project-name and repo-url annotations, and goes back to the defaults when they are removed", async () => {
+  const name = "webhook-operator.io/project-name";
+  const repo = "webhook-operator.io/repo-url";
+  await cluster.kubectl([
+    "annotate",
+    "namespace",
+    payments,
+    `${name}=Payments`,
+    `${repo}=https://git.example.com/pay`,
+  ]);
+  await eventually(
+    async () => ((await projectOf(payments)).name === "Payments" ? true : undefined),
+    clusterPatience,
+  );
+  expect(await projectOf(payments)).toMatchObject({ repo_url: "https://git.example.com/pay" });
+
+  await cluster.kubectl(["annotate", "namespace", payments, `${name}-`, `${repo}-`]);
+  await eventually(
+    async () => ((await projectOf(payments)).name === payments ? true : undefined),
+    clusterPatience,
+  );
+  expect(await projectOf(payments)).toMatchObject({ name: payments, repo_url: null });
 });
