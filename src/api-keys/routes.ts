@@ -64,7 +64,7 @@ export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, 
       const key = generateApiKey();
       const projectIds = body.project_ids ? [...new Set(body.project_ids)] : null;
       if (projectIds) {
-        const { rows } = await pool.query<{ id: number }>("SELECT id FROM projects WHERE id = ANY ($1)", [
+        const { rows } = await pool.query<{ id: number }>("SELECT id FROM projects WHERE id = ANY ($1) AND NOT withdrawn", [
           projectIds,
         ]);
         const unknown = projectIds.filter((id) => !rows.some((row) => row.id === id));
