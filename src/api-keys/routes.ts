@@ -64,9 +64,10 @@ export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, 
       const key = generateApiKey();
       const projectIds = body.project_ids ? [...new Set(body.project_ids)] : null;
       if (projectIds) {
-        const { rows } = await pool.query<{ id: number }>("SELECT id FROM projects WHERE id = ANY ($1) AND NOT withdrawn", [
-          projectIds,
-        ]);
+        const { rows } = await pool.query<{ id: number }>(
+          "SELECT id FROM projects WHERE id = ANY ($1) AND NOT withdrawn",
+          [projectIds],
+        );
         const unknown = projectIds.filter((id) => !rows.some((row) => row.id === id));
         // Well-formed ids that name nothing: 404, like any unknown id in a path.
         if (unknown.length > 0) throw new NotFoundError(`Unknown project ids: ${unknown.join(", ")}.`);
