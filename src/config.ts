@@ -179,7 +179,7 @@ export const configSchema = z.object({
     .default("")
     .meta({ accepts: "`key=value`, `key!=value`, `key`, `!key`, comma-separated" })
     .describe(
-      "Label selector of the namespaces that are projects. Empty: every namespace; `kube-*` never are.",
+      "Label selector of the namespaces that are projects. Empty: every namespace; `kube-*` never are. A namespace that stops matching has its project withdrawn (hidden from the API, kept) until it matches again.",
     ),
   POD_NAMESPACE: z
     .string()
@@ -204,7 +204,9 @@ export const configSchema = z.object({
     .describe("How often the leader renews its lease and the others try to take it."),
   INFORMER_RELIST_INTERVAL_MS: wholeNumber(1_000)
     .default(300_000)
-    .describe("Periodic full re-list of watched resources, which heals a watch that stalled silently."),
+    .describe(
+      "Periodic full re-list of watched resources, which heals a watch that stalled silently; also how often a missing Gateway API is looked for again.",
+    ),
   WEBHOOK_STATUS_RESYNC_INTERVAL_MS: wholeNumber(1_000)
     .default(60_000)
     .describe("How often every Webhook resource's status (its last delivery) is refreshed."),
