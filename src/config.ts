@@ -269,9 +269,10 @@ export interface Config {
 export class ConfigError extends Error {}
 
 /**
- * How long connecting to a receiver may take: undici's 10 s, or the whole timeout when that is shorter.
- * A send can therefore last up to connect + DELIVERY_TIMEOUT_MS + ~1 s (undici's timers tick every
- * half second): its lease must cover that, or another replica would send it again while it runs.
+ * How long connecting to a receiver may take before the attempt counts as a connection failure:
+ * undici's 10 s, or the whole timeout when that is shorter. A send ends by DELIVERY_TIMEOUT_MS (one
+ * deadline over connect, request and response: sender.ts); the lease a send must fit in keeps the
+ * connect bound and a second on top of it as margin, as it always had, so existing settings stay valid.
  */
 export const deliveryConnectTimeoutMs = (timeoutMs: number) => Math.min(10_000, timeoutMs);
 export const longestSendMs = (timeoutMs: number) => timeoutMs + deliveryConnectTimeoutMs(timeoutMs) + 1_000;

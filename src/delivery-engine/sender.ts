@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { STATUS_CODES } from "node:http";
-import { type Dispatcher, errors } from "undici";
+import type { Dispatcher } from "undici";
 import { secretBox } from "../secrets/current.js";
 import { type SecretBox, SecretDecryptionError } from "../secrets/secret-box.js";
 import { hmacKey } from "../secrets/signing-key.js";
@@ -135,7 +135,11 @@ export function createSender(opts: {
   return async function send(d) {
     const started = performance.now();
     let statusCode = 0;
-    let timedOut = false;
+    // One deadline over the whole exchange: connecting, any number of 1xx answers, the head and the
+    // body. undici's own headersTimeout restarts on every 1xx (a receiver streaming `102 Processing`
+    // held a send for minutes), so it is not used; aborting the request ends it wherever it is.
+    const deadline = new AbortController();
+    const deadlineTimer = setTimeout(() => deadline.abort(), opts.timeoutMs);
     // The two headers computed at send time, kept with the outcome so the record shows them as sent.
     let sent: { timestamp: number; signature: string | null } | null = null;
     const bodyParts: string[] = [];
@@ -169,32 +173,19 @@ export function createSender(opts: {
       }
       sent = { timestamp: Number(timestamp), signature: headers["x-webhook-signature"] ?? null };
 
-      // The dispatcher never follows redirects, so a 3xx is answered like any other non-2xx. The
-      // timeout runs on undici's own per-request timer until the response head arrives (connecting
-      // has its own bound, the Agent's connect timeout); the body gets what is left of it.
+      // The dispatcher never follows redirects, so a 3xx is answered like any other non-2xx.
       const response = await opts.dispatcher.request({
         ...targetOf(d.url),
         method: "POST",
         body: d.body,
         headers,
-        headersTimeout: opts.timeoutMs,
+        signal: deadline.signal,
       });
       statusCode = response.statusCode;
-      const bodyDeadline = setTimeout(
-        () => {
-          timedOut = true;
-          response.body.destroy();
-        },
-        Math.max(0, opts.timeoutMs - (performance.now() - started)),
-      );
-      try {
-        await readLimited(response, opts.responseBodyLimitBytes, bodyParts);
-      } finally {
-        clearTimeout(bodyDeadline);
-      }
+      await readLimited(response, opts.responseBodyLimitBytes, bodyParts);
       return answered();
     } catch (err) {
-      if (timedOut || err instanceof errors.HeadersTimeoutError) {
+      if (deadline.signal.aborted) {
         return outcome("timeout", timeoutMessage(d.url, opts.timeoutMs));
       }
       // Nothing was sent: a secret this replica cannot open must not go out unsigned.
@@ -206,6 +197,8 @@ export function createSender(opts: {
       // The receiver answered with a status and then broke off its body: the status stands.
       if (statusCode !== 0) return answered();
       return outcome("connection", connectionFailedMessage(d.url));
+    } finally {
+      clearTimeout(deadlineTimer);
     }
   };
 }

@@ -1,7 +1,12 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import {
+  type AddressInfo,
+  createServer as createNetServer,
+  type Server as NetServer,
+  type Socket,
+} from "node:net";
 import { setImmediate } from "node:timers/promises";
 import type { Agent } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -43,7 +48,24 @@ async function startReceiver(handler: Handler) {
   return { url: `http://127.0.0.1:${port}/hooks`, received, connections: () => connections, port };
 }
 
+/**
+ * A receiver written at the socket level, for answers node's http server cannot give (1xx it was not
+ * asked for): `answer` runs once the request's bytes start arriving, once per request.
+ */
+async function startRawReceiver(answer: (socket: Socket) => void) {
+  const server = createNetServer((socket) => {
+    socket.on("data", () => answer(socket));
+    socket.on("error", () => {});
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  rawReceivers.push(server);
+  return { url: `http://127.0.0.1:${port}/hooks` };
+}
+
 const receivers: ReturnType<typeof createServer>[] = [];
+const rawReceivers: NetServer[] = [];
 let agent: Agent;
 
 const box = useTestSecretKeys();
@@ -52,6 +74,7 @@ beforeAll(() => {
   agent = createDeliveryAgent({ policy: { allowPrivateNetworks: true } });
 });
 afterEach(() => {
+  for (const server of rawReceivers.splice(0)) server.close();
   for (const server of receivers.splice(0)) {
     server.closeAllConnections();
     server.close();
@@ -221,6 +244,29 @@ describe("createSender", () => {
       responseBody: "partial",
       errorMessage: timeoutMessage(receiver.url, 300),
     });
+  });
+
+  it("ends a send at its deadline while the receiver streams 102 Processing, with the timeout message", async () => {
+    // A raw receiver: node's http server cannot send a 1xx without a request asking for one. It answers
+    // `102 Processing` every 50 ms and gives up after 3 s; undici's own header timer restarts on each
+    // 1xx, so without a deadline of its own the send would last until then and end as a connection
+    // failure.
+    let receiverGaveUp = false;
+    const receiver = await startRawReceiver((socket) => {
+      const processing = setInterval(() => socket.write("HTTP/1.1 102 Processing\r\n\r\n"), 50);
+      const giveUp = setTimeout(() => {
+        receiverGaveUp = true;
+        socket.destroy();
+      }, 3_000);
+      socket.on("close", () => {
+        clearInterval(processing);
+        clearTimeout(giveUp);
+      });
+    });
+    const outcome = await sender(300)(delivery(receiver.url));
+    expect(outcome).toMatchObject({ success: false, statusCode: 0, failure: "timeout" });
+    expect(outcome.errorMessage).toBe(timeoutMessage(receiver.url, 300));
+    expect(receiverGaveUp).toBe(false);
   });
 
   it("formats the production timeout as whole seconds", () => {
