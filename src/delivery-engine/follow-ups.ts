@@ -1,3 +1,7 @@
+import { arrayLiteral } from "../db/array-literal.js";
+import type { RecordedOutcome } from "./record.js";
+import type { StatementParams } from "./statement-params.js";
+
 // What a recorded outcome sets off for a webhook with an opt-in policy (README, "Retry policy and
 // auto-disable"): the next attempt of a failed delivery, and the webhook's run of failures, which may
 // disable it. These CTEs join the worker's record-and-claim statement only in its follow-up variant
@@ -5,11 +9,23 @@
 // anywhere) is planned and executed exactly as before. Being part of the statement that records the
 // failure, a retry is durable the moment the failure is: no crash between the two can lose it.
 
-/** The columns the follow-up variant's `recorded` CTE returns; $r and $c are its per-outcome arrays. */
-export const recordedForFollowUps = (r: number, c: number) => `
+/**
+ * The columns the follow-up variant's `recorded` CTE returns (record.ts): each outcome's wait before its
+ * retry and whether it counts toward auto-disable, found by the outcome's position in `ids`.
+ */
+export const recordedForFollowUps =
+  (params: StatementParams, outcomes: RecordedOutcome[]) =>
+  (ids: string): string => {
+    const retryIn = params.add(arrayLiteral(outcomes.map((o) => o.retryInMs ?? null)), "float8[]");
+    const counts = params.add(
+      arrayLiteral(outcomes.map((o) => (o.countsTowardAutoDisable ? "t" : "f"))),
+      "boolean[]",
+    );
+    return `
   d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number, d.success, d.delivered_at,
-  ($${r}::float8[])[array_position($2::bigint[], d.id)] AS retry_in_ms,
-  COALESCE(($${c}::boolean[])[array_position($2::bigint[], d.id)], false) AS counts`;
+  (${retryIn})[array_position(${ids}, d.id)] AS retry_in_ms,
+  COALESCE((${counts})[array_position(${ids}, d.id)], false) AS counts`;
+  };
 
 // consecutive_failures and failing_since after this batch, per webhook: a success in the batch restarts
 // the run (only failures after the batch's last success count), otherwise the batch's failures extend it.
@@ -89,9 +105,9 @@ export const followUpCtes = `
   )`;
 
 /** The variant's result: every claimed row (if any) next to the follow-ups, which come once. */
-export const withFollowUps = (claimedWithSendDetails: string, channel: string) => `
+export const withFollowUps = (claimed: string, channel: string) => `
   SELECT s.*, f.retries_scheduled, f.disabled_ids,
          CASE WHEN f.disabled_ids IS NOT NULL THEN pg_notify('${channel}', array_to_string(f.disabled_ids, ',')) END AS notified
     FROM follow_ups f
-    LEFT JOIN (${claimedWithSendDetails}) s ON true
+    LEFT JOIN (${claimed}) s ON true
    ORDER BY s.id`;

@@ -12,8 +12,13 @@ import type { DeliveryOutcome } from "./sender.js";
  * - A webhook whose receiver timed out or refused the connection, or has kept a send open longer
  *   than `slowAfterMs` (a hanging receiver is caught in seconds, not at its timeout), is "restricted"
  *   until its next success: restricted webhooks together have at most `restrictedBudget` deliveries
- *   claimed. So whatever a set of receivers does, the other webhooks keep the rest of the slots. A
- *   webhook not seen yet is not restricted (it needs a slot to show it is healthy), only small.
+ *   claimed. A webhook whose receiver has not answered yet in this worker (new, or any webhook after a
+ *   restart) is not restricted (it needs a slot to show it is healthy), only small, and caught sooner:
+ *   a send of it open longer than `unansweredSlowAfterMs` restricts it.
+ * - Sends a webhook had open when it became restricted, beyond the budget, stop counting against the
+ *   worker's slots (overflowSends): they end by the delivery timeout, and meanwhile the other
+ *   webhooks keep all but the budget. So whatever a set of receivers does, the others keep at least
+ *   the rest of the slots once those receivers are recognized as slow.
  * - The worker claims ahead (worker.ts): a webhook whose limit has grown past `initial` (its receiver
  *   answers) and is not restricted may hold up to `ahead` more claimed rows than its limit, at most
  *   as many again, waiting to be sent. Its sends in flight stay within its limit (canStart).
@@ -25,10 +30,17 @@ export interface ClaimPlan {
   defaultAllowance: number;
   /** How many more rows restricted webhooks may be given, together. */
   restrictedBudget: number;
+  /**
+   * Rows each webhook holds now (claimed, not finished), where any: the claim serves the webhook holding
+   * the fewest first (claim.ts). Absent: none held.
+   */
+  held?: Map<number, number>;
 }
 
 interface ReceiverState {
   limit: number;
+  /** Whether its receiver has answered (a status, any) since this worker knows it. */
+  answered: boolean;
   /** Rows claimed for it and not finished or given back: waiting to be sent, or in flight. */
   held: number;
   inFlight: number;
@@ -39,11 +51,18 @@ interface ReceiverState {
 }
 
 const forgetAfterMs = 10 * 60_000;
+/**
+ * A restricted webhook is remembered longer: forgotten, it would be new again and get its starting
+ * limit (every hour, not every ten minutes, a webhook whose backlog waits behind a hanging receiver).
+ */
+const forgetRestrictedAfterMs = 60 * 60_000;
 
 export class ReceiverLimits {
   private readonly states = new Map<number, ReceiverState>();
   /** Rows held for restricted webhooks, together. */
   private restrictedHeld = 0;
+  /** Sends of restricted webhooks in flight, together. */
+  private restrictedInFlight = 0;
   private lastSweepMs = 0;
 
   constructor(
@@ -52,6 +71,8 @@ export class ReceiverLimits {
       max: number;
       restrictedBudget: number;
       slowAfterMs: number;
+      /** For a webhook whose receiver has not answered yet: 1 s unless slowAfterMs is shorter. */
+      unansweredSlowAfterMs?: number;
       /** Rows a webhook whose receiver answers may hold beyond its limit (0: none). */
       ahead?: number;
     },
@@ -62,6 +83,7 @@ export class ReceiverLimits {
     if (!state) {
       state = {
         limit: Math.min(this.options.initial, this.options.max),
+        answered: false,
         held: 0,
         inFlight: 0,
         restricted: false,
@@ -91,6 +113,7 @@ export class ReceiverLimits {
   started(webhookId: number, deliveryId: number): void {
     const state = this.state(webhookId);
     state.inFlight += 1;
+    if (state.restricted) this.restrictedInFlight += 1;
     state.lastUsedMs = Date.now();
     state.sendsStartedMs.set(deliveryId, state.lastUsedMs);
   }
@@ -107,7 +130,11 @@ export class ReceiverLimits {
     state.held -= 1;
     state.inFlight -= 1;
     state.sendsStartedMs.delete(deliveryId);
-    if (state.restricted) this.restrictedHeld -= 1;
+    if (state.restricted) {
+      this.restrictedHeld -= 1;
+      this.restrictedInFlight -= 1;
+    }
+    if (outcome && outcome.statusCode !== 0) state.answered = true;
     if (outcome?.success) {
       // Doubling (TCP's slow start) reaches the maximum within a few answers: while a limit is below
       // the claim size every claim takes the capped statement, which costs throughput.
@@ -117,6 +144,14 @@ export class ReceiverLimits {
       state.limit = Math.max(1, Math.floor(state.limit / 2));
       this.setRestricted(state, true);
     }
+  }
+
+  /**
+   * Sends of restricted webhooks beyond the restricted budget: open since before their webhook was
+   * found slow. They do not count against the worker's slots (see the class comment).
+   */
+  overflowSends(): number {
+    return Math.max(0, this.restrictedInFlight - this.options.restrictedBudget);
   }
 
   /** In flight now, per webhook (for the claim and for tests). */
@@ -148,33 +183,49 @@ export class ReceiverLimits {
     this.sweep();
     this.restrictSlowReceivers();
     const allowances = new Map<number, { allowance: number; restricted: boolean }>();
-    for (const [id, state] of this.states)
+    const held = new Map<number, number>();
+    for (const [id, state] of this.states) {
       allowances.set(id, { allowance: this.allowance(state), restricted: state.restricted });
+      if (state.held > 0) held.set(id, state.held);
+    }
     return {
       allowances,
+      held,
       defaultAllowance: Math.min(this.options.initial, this.options.max),
       restrictedBudget: Math.max(0, this.options.restrictedBudget - this.restrictedHeld),
     };
   }
 
-  /** A receiver that keeps a send open longer than slowAfterMs is restricted now, not at its timeout. */
-  private restrictSlowReceivers(): void {
-    const openedBefore = Date.now() - this.options.slowAfterMs;
+  /**
+   * A receiver that keeps a send open longer than slowAfterMs (unansweredSlowAfterMs before its first
+   * answer) is restricted now, not at its timeout. True when one was.
+   */
+  restrictSlowReceivers(): boolean {
+    let changed = false;
+    const now = Date.now();
+    const unansweredSlowAfterMs = Math.min(
+      this.options.slowAfterMs,
+      this.options.unansweredSlowAfterMs ?? 1_000,
+    );
     for (const state of this.states.values()) {
       if (state.restricted) continue;
+      const openedBefore = now - (state.answered ? this.options.slowAfterMs : unansweredSlowAfterMs);
       for (const startedMs of state.sendsStartedMs.values()) {
         if (startedMs < openedBefore) {
           this.setRestricted(state, true);
+          changed = true;
           break;
         }
       }
     }
+    return changed;
   }
 
   private setRestricted(state: ReceiverState, restricted: boolean): void {
     if (state.restricted === restricted) return;
-    // Rows this webhook holds move to the other side of the budget with it.
+    // Rows this webhook holds, and its sends, move to the other side of the budget with it.
     this.restrictedHeld += restricted ? state.held : -state.held;
+    this.restrictedInFlight += restricted ? state.inFlight : -state.inFlight;
     state.restricted = restricted;
   }
 
@@ -183,7 +234,10 @@ export class ReceiverLimits {
     const now = Date.now();
     if (now - this.lastSweepMs < forgetAfterMs) return;
     this.lastSweepMs = now;
-    for (const [id, state] of this.states)
-      if (state.held === 0 && now - state.lastUsedMs > forgetAfterMs) this.states.delete(id);
+    for (const [id, state] of this.states) {
+      const idleFor = now - state.lastUsedMs;
+      if (state.held === 0 && idleFor > (state.restricted ? forgetRestrictedAfterMs : forgetAfterMs))
+        this.states.delete(id);
+    }
   }
 }

@@ -41,6 +41,7 @@ const initialReceiverLimit = 2;
 /** Outcomes kept in memory while the database is out of reach (a few MB at most). */
 const maxKeptOutcomes = 10_000;
 const gatherMs = 1;
+const slowCheckIntervalMs = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -108,6 +109,7 @@ export class DeliveryWorker {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private gatherTimer: NodeJS.Timeout | undefined;
+  private slowCheckTimer: NodeJS.Timeout | undefined;
   /** Fewer free slots and finished sends than this make a turn worth delaying (worthGathering). */
   private readonly gatherBelow: number;
 
@@ -136,6 +138,14 @@ export class DeliveryWorker {
       this.startReady();
       this.wake();
     }, this.options.pollIntervalMs);
+    // A receiver found slow gives back the slots its open sends held beyond the restricted budget
+    // (receiver-limits.ts): found within a quarter second of the threshold, not at the next claim.
+    this.slowCheckTimer = setInterval(() => {
+      if (this.limits.restrictSlowReceivers()) {
+        this.startReady();
+        this.wake();
+      }
+    }, slowCheckIntervalMs);
     this.queueDueRetries();
     this.wake();
   }
@@ -169,6 +179,7 @@ export class DeliveryWorker {
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
     clearInterval(this.pollTimer);
+    clearInterval(this.slowCheckTimer);
     clearTimeout(this.reconnectTimer);
     clearTimeout(this.retryTimer);
     clearTimeout(this.gatherTimer);
@@ -246,7 +257,12 @@ export class DeliveryWorker {
    */
   private claimable(sendsFinishing: boolean): number {
     const ahead = sendsFinishing ? this.claimAhead : 0;
-    return this.options.concurrency + ahead - this.inFlight.size - this.ready.length;
+    return this.options.concurrency + ahead - this.slotsInUse() - this.ready.length;
+  }
+
+  /** Sends holding a slot: all in flight but those a slow receiver held beyond its budget. */
+  private slotsInUse(): number {
+    return this.inFlight.size - this.limits.overflowSends();
   }
 
   private worthGathering(): boolean {
@@ -287,7 +303,8 @@ export class DeliveryWorker {
       if (claimLimit > 0) {
         // A short claim means the queue is drained, except for rows held back by a webhook's limit or
         // the restricted budget: those are claimed when one of the sends holding them finishes.
-        if (claimed.length === claimLimit) this.turnAgain = true;
+        // A webhook whose fair share of this claim left due rows behind (claim.ts) is served next turn.
+        if (claimed.length === claimLimit || claimed[0]?.more_due) this.turnAgain = true;
         else this.queueMayHaveWork = this.turnAgain || this.limits.mayHoldBack();
       }
       if (this.pendingOutcomes.length > 0) this.turnAgain = true;
@@ -343,7 +360,7 @@ export class DeliveryWorker {
     if (expired.length > 0) this.release(expired);
     for (
       let i = 0;
-      i < this.ready.length && this.inFlight.size < this.options.concurrency && !this.stopped;
+      i < this.ready.length && this.slotsInUse() < this.options.concurrency && !this.stopped;
     ) {
       const { delivery } = this.ready[i] as { delivery: ClaimedDelivery };
       if (!this.limits.canStart(delivery.webhook_id)) {

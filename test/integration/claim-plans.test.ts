@@ -60,16 +60,16 @@ async function emitBacklog(count: number): Promise<void> {
   );
 }
 
-/** No limit can bind a claim of 128: the plain statement. */
+/** No limit can bind a claim of 128. */
 const plainPlan = { allowances: new Map(), defaultAllowance: 128, restrictedBudget: 128 };
-/** The test's webhook known with a limit below the claim's: the capped statement, 64 rows a claim. */
+/** The test's webhook known with a limit below the claim's: 64 rows a claim. */
 const cappedPlan = () => ({
   allowances: new Map([[webhookId, { allowance: 64, restricted: false }]]),
   defaultAllowance: 2,
   restrictedBudget: 32,
 });
 
-/** Both claims (plain, then capped) `turns` times each; the deliveries they claimed. */
+/** Both plans (uncapped, then capped) `turns` times each; the deliveries they claimed. */
 async function claimBoth(turns: number): Promise<number> {
   let claimed = 0;
   for (let turn = 0; turn < turns; turn++) {
@@ -89,7 +89,7 @@ async function plansOf(name: string): Promise<{ generic: number; custom: number 
   return { generic: Number(rows[0]?.generic ?? 0), custom: Number(rows[0]?.custom ?? 0) };
 }
 
-it("the plain claim's generic plan reads only the head of a backlog the statistics missed", async () => {
+it("the claim's generic plan reads only the head of a backlog the statistics missed", async () => {
   await historyThenBacklog(5_000);
   const before = await unfinishedIndexReads();
   let claimed = 0;
@@ -102,11 +102,12 @@ it("the plain claim's generic plan reads only the head of a backlog the statisti
   // The worker's connections plan its statements once, generically (claimSessionSettings).
   expect((await plansOf("record-and-claim")).generic).toBeGreaterThan(0);
   // Each claim reads past the rows claimed before it and takes its own 128: 128 × (1 + 2 + … + 10) =
-  // 7,040 index entries in all. A plan that walked the backlog would read 5,000 per claim, 50,000.
-  expect(reads).toBeLessThanOrEqual(7_040);
+  // 7,040 index entries in all, plus one a claim to find the webhook (claim.ts: one entry per webhook
+  // with unfinished rows). A plan that walked the backlog would read 5,000 per claim, 50,000.
+  expect(reads).toBeLessThanOrEqual(7_040 + 10);
 });
 
-it("the capped claim's generic plan reads only the head of a backlog the statistics missed", async () => {
+it("the claim capped by a webhook's allowance reads only the head of a backlog the statistics missed", async () => {
   await historyThenBacklog(5_000);
   const claim = { limit: 128, leaseMs: 60_000, plan: cappedPlan() };
   const reads: number[] = [];
@@ -115,7 +116,7 @@ it("the capped claim's generic plan reads only the head of a backlog the statist
     expect(await recordAndClaim(pool, "worker-a", [], claim)).toHaveLength(64);
     reads.push((await unfinishedIndexReads()) - before);
   }
-  expect((await plansOf("record-and-claim-capped")).generic).toBeGreaterThan(0);
+  expect((await plansOf("record-and-claim")).generic).toBeGreaterThan(0);
   // Each reads past the rows claimed before it, then its candidates (twice the claim) and the rows it
   // locks. The regression joined the chosen ids once per queued row: 5,000 entries and more per claim.
   reads.forEach((read, turn) => {
@@ -145,19 +146,4 @@ it("neither claim scans deliveries or events when the plan was made while the ta
   expect(await claimBoth(5)).toBe(5 * (128 + 64));
   expect((await rowsReadBySeqScans()) - before).toBe(0);
   expect((await plansOf("record-and-claim")).generic).toBeGreaterThan(0);
-});
-
-it("takes the plain claim while no webhook is restricted, however small the restricted budget", async () => {
-  ({ projectId, webhookId } = await resetToOneWebhook(pool));
-  await emitBacklog(200);
-  const capped = (await plansOf("record-and-claim-capped")).generic;
-  const plain = (await plansOf("record-and-claim")).generic;
-  const plan = {
-    allowances: new Map([[webhookId, { allowance: 128, restricted: false }]]),
-    defaultAllowance: 2,
-    restrictedBudget: 32,
-  };
-  expect(await recordAndClaim(pool, "worker-a", [], { limit: 128, leaseMs: 60_000, plan })).toHaveLength(128);
-  expect((await plansOf("record-and-claim")).generic).toBe(plain + 1);
-  expect((await plansOf("record-and-claim-capped")).generic).toBe(capped);
 });

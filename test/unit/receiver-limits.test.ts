@@ -110,4 +110,38 @@ describe("ReceiverLimits", () => {
     receivers.released(1);
     expect(receivers.plan().restrictedBudget).toBe(2);
   });
+
+  it("restricts a webhook whose receiver never answered sooner than one that did", async () => {
+    const receivers = new ReceiverLimits({
+      initial: 2,
+      max: 16,
+      restrictedBudget: 4,
+      slowAfterMs: 60_000,
+      unansweredSlowAfterMs: 20,
+    });
+    deliver(receivers, 1, "http"); // answered, with an error status: it counts as answered
+    start(receivers, 1, 10);
+    start(receivers, 2, 20); // never answered: new, or any webhook after a restart
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(receivers.restrictSlowReceivers()).toBe(true);
+    expect(receivers.plan().allowances.get(2)?.restricted).toBe(true);
+    expect(receivers.plan().allowances.get(1)?.restricted).toBe(false);
+    expect(receivers.restrictSlowReceivers()).toBe(false);
+  });
+
+  it("stops counting a slow receiver's sends beyond the budget against the worker's slots", () => {
+    const receivers = limits(60_000);
+    // Ten webhooks each with a send open, then all found slow (a timeout of another send of each).
+    for (let webhook = 1; webhook <= 10; webhook++) {
+      start(receivers, webhook, webhook);
+      expect(receivers.overflowSends()).toBe(0);
+    }
+    for (let webhook = 1; webhook <= 10; webhook++) deliver(receivers, webhook, "timeout");
+    // Ten open sends of restricted webhooks against a budget of four: six hold no slot.
+    expect(receivers.overflowSends()).toBe(6);
+    expect(receivers.plan().restrictedBudget).toBe(0);
+    for (let webhook = 1; webhook <= 7; webhook++) receivers.finished(webhook, webhook, outcome("timeout"));
+    expect(receivers.overflowSends()).toBe(0);
+    expect(receivers.plan().restrictedBudget).toBe(1);
+  });
 });

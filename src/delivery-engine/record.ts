@@ -1,0 +1,57 @@
+import { arrayLiteral } from "../db/array-literal.js";
+import type { DeliveryOutcome } from "./sender.js";
+import type { StatementParams } from "./statement-params.js";
+
+export interface RecordedOutcome {
+  id: number;
+  outcome: DeliveryOutcome;
+  /** When the outcome was known, in ms since the epoch. */
+  deliveredAtMs: number;
+  /** A failed attempt of a webhook with a retry policy: schedule the next attempt this much later. */
+  retryInMs?: number | null;
+  /** A real attempt of a webhook with auto-disable on: it counts toward (or resets) its failures. */
+  countsTowardAutoDisable?: boolean;
+}
+
+/**
+ * The `recorded` CTE: writes finished outcomes. An outcome is written whoever holds the row's lease now,
+ * unless the row already has one. An attempt that finished is a fact: when a lease ran out (a database
+ * outage, a stalled process) and another worker sent the row again, the first outcome recorded stands and
+ * the later one is dropped (the receiver saw the same delivery twice, which at-least-once allows). Each
+ * row finds its outcome by its position in the id array rather than by joining an unnest: the filter is
+ * estimated at ~1 row, and with that estimate the planner joins by rescanning the unnest per row.
+ *
+ * Returns the CTE and the placeholder of the recorded ids, which a claim in the same statement must
+ * leave alone (claim.ts) and the follow-ups look their outcomes up by.
+ */
+export function recordedCte(
+  params: StatementParams,
+  outcomes: RecordedOutcome[],
+  returning: (ids: string) => string = () => "d.id",
+): { cte: string; ids: string } {
+  const ids = params.add(arrayLiteral(outcomes.map((o) => o.id)), "bigint[]");
+  const at = `array_position(${ids}, d.id)`;
+  const column = (values: unknown, type: string) => `(${params.add(values, type)})[${at}]`;
+  const cte = `
+  recorded AS (
+    UPDATE deliveries d
+       SET state = 'done', success = ${column(arrayLiteral(outcomes.map((o) => (o.outcome.success ? "t" : "f"))), "boolean[]")},
+           request_timestamp = ${column(arrayLiteral(outcomes.map((o) => o.outcome.requestTimestamp)), "bigint[]")},
+           -- "sha256=<hex>" needs no quoting in an array literal.
+           signature = ${column(arrayLiteral(outcomes.map((o) => o.outcome.signature)), "text[]")},
+           status_code = ${column(arrayLiteral(outcomes.map((o) => o.outcome.statusCode)), "int[]")},
+           response_body = ${column(
+             outcomes.map((o) => o.outcome.responseBody),
+             "text[]",
+           )},
+           error_message = ${column(
+             outcomes.map((o) => o.outcome.errorMessage),
+             "text[]",
+           )},
+           delivered_at = to_timestamp(${column(arrayLiteral(outcomes.map((o) => o.deliveredAtMs)), "float8[]")} / 1000),
+           locked_by = NULL, locked_until = NULL
+     WHERE d.id = ANY (${ids}) AND d.state <> 'done' -- unfinished (the table's CHECK), by primary key
+    RETURNING ${returning(ids)}
+  )`;
+  return { cte, ids };
+}
