@@ -105,6 +105,7 @@ export async function startService(
     ? (await import("./operator/operator.js")).startOperator({
         kubeConfig,
         pool,
+        destinationPolicy: destinationPolicyOf(config.delivery),
         config: { ...config.kubernetes, leaseNamespace: operatorNamespace(config.kubernetes.podNamespace) },
         logger,
       })

@@ -49,7 +49,9 @@ export const displayName = (field: string) =>
 // describes exactly what is accepted: http(s); a host name whose last label starts with a letter, a
 // dotted IPv4 address or a bracketed IPv6 one (the forms URL parsing agrees with); an optional port;
 // printable ASCII after it; no credentials (user:password@ would be shown by every read of the webhook
-// and in error messages; a receiver authenticates deliveries by their signature instead).
+// and in error messages; a receiver authenticates deliveries by their signature instead); no fragment
+// (#…: never sent, so the URL would not name what is used). The same rules hold for Webhook
+// resources: the CRD's CEL rules match this pattern (operator/api/webhook-v1alpha1.ts).
 const octet = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
 const ipv4 = `(${octet}\\.){3}${octet}`;
 const h16 = "[0-9A-Fa-f]{1,4}";
@@ -70,15 +72,21 @@ const ipv6 = [
 const hostName = "([A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*\\.?";
 const port = "(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})";
 export const httpUrlPattern = new RegExp(
-  `^[Hh][Tt][Tt][Pp][Ss]?://(${hostName}|${ipv4}|\\[(${ipv6})\\])(:${port})?([/?#][!-~]*)?$`,
+  `^[Hh][Tt][Tt][Pp][Ss]?://(${hostName}|${ipv4}|\\[(${ipv6})\\])(:${port})?([/?][!-"$-~]*)?$`,
 );
+
+export const fragmentMessage = (field: string) =>
+  `${field} must not have a fragment (#…): a fragment is never sent to the receiver`;
+export const httpUrlMessage = (field: string) =>
+  `${field} must be an absolute http:// or https:// URL without credentials (user:password@) or spaces`;
 
 export const httpUrl = (field: string) =>
   z
     .string({ error: `${field} must be a string` })
     .max(2048, { error: `${field} must be at most 2048 characters`, abort: true })
+    .refine((value) => !value.includes("#"), { error: fragmentMessage(field), abort: true })
     .regex(httpUrlPattern, {
-      error: `${field} must be an absolute http:// or https:// URL without credentials (user:password@) or spaces`,
+      error: httpUrlMessage(field),
       abort: true,
     })
     .refine((value) => URL.canParse(value), `${field} is not a valid URL`);

@@ -13,6 +13,7 @@ import {
   type V1Namespace,
 } from "@kubernetes/client-node";
 import type { Pool } from "../db/pool.js";
+import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
 import {
@@ -68,6 +69,8 @@ const key = (object: { metadata?: { namespace?: string; name?: string } }) =>
 export function startOperator(options: {
   kubeConfig: KubeConfig;
   pool: Pool;
+  /** The delivery destination policy, judged on each Webhook's spec.url (webhook-controller.ts). */
+  destinationPolicy: DestinationPolicy;
   config: OperatorConfig;
   logger: Logger;
 }): RunningOperator {
@@ -273,6 +276,7 @@ export function startOperator(options: {
         reconcileWebhook(
           {
             pool,
+            destinationPolicy: options.destinationPolicy,
             kube,
             getWebhook: (ns, name) =>
               webhooks.informer.get(name, ns) as unknown as WebhookResource | undefined,

@@ -2,12 +2,12 @@ import { isIP } from "node:net";
 import type { AuthContext } from "../api-keys/auth.js";
 import type { Queryable } from "../db/pool.js";
 import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
-import { refusalReason } from "../delivery-engine/destination-policy.js";
 import { ApiError, ConflictError, NotFoundError } from "../http/errors.js";
 import { iso } from "../http/schemas.js";
 import { authorizeProject } from "../projects/access.js";
 import type { ProjectRow } from "../projects/store.js";
 import { findProject } from "../projects/store.js";
+import { literalDestinationRefusal } from "./destination-check.js";
 import type { WebhookRow } from "./store.js";
 import { findWebhook } from "./store.js";
 
@@ -66,9 +66,7 @@ export function assertNotOwnedByResource(webhook: WebhookRow): void {
  * addresses can change), so the check there stays the rule.
  */
 export function assertDestinationAllowed(url: string, policy: DestinationPolicy): void {
-  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
-  if (isIP(host) === 0) return;
-  const reason = refusalReason(host, policy);
+  const reason = literalDestinationRefusal(url, policy);
   if (reason !== null) {
     throw new ApiError(403, "destination_refused", `url is refused as a delivery destination: ${reason}.`);
   }

@@ -137,6 +137,54 @@ describe("Webhook resources on a real cluster", () => {
     expect(await getWebhook(cluster, namespace, "invalid")).toBeUndefined();
   });
 
+  it("are refused by the same URL rules as the API, with a message that does not quote the URL", async () => {
+    const refused: [string, string, string][] = [
+      ["credentials", "http://user:s3cr3tpw@x.example.com/h", "without credentials"],
+      ["a short IPv4 spelling", "http://127.1/h", "absolute http"],
+      ["an IPv4 address as one number", "http://2130706433/h", "absolute http"],
+      ["a fragment", "http://rcv.example#@127.0.0.1:31101/", "must not have a fragment"],
+    ];
+    // The namespace's project (its slug is the namespace's name), made by the first test's reconcile.
+    const { rows } = await service.pool.query("SELECT id FROM projects WHERE slug = $1", [namespace]);
+    const projectId = rows[0].id;
+    for (const [what, url, message] of refused) {
+      const error = await createWebhook(cluster, namespace, "bad-url", {
+        url,
+        events: ["deployment.created"],
+      }).then(
+        () => undefined,
+        (e: { code?: number; body?: string }) => e,
+      );
+      expect(error?.code, what).toBe(422);
+      expect(error?.body, what).toContain(message);
+      expect(error?.body, what).not.toContain(url);
+      expect(error?.body, what).not.toContain("s3cr3tpw");
+      // The same URL through the API: a 400.
+      const api = await service.api("POST", `/projects/${projectId}/webhooks`, {
+        body: { url, events: ["deployment.created"] },
+      });
+      expect(api.status, what).toBe(400);
+    }
+    expect(await getWebhook(cluster, namespace, "bad-url")).toBeUndefined();
+  });
+
+  it("report a url the destination policy refuses as Ready=False/DestinationRefused, with nothing to deliver to", async () => {
+    await createWebhook(cluster, namespace, "metadata", {
+      url: "http://169.254.169.254/latest/meta-data/",
+      events: ["deployment.created"],
+    });
+    const refused = await waitForReady(cluster, namespace, "metadata", "False");
+    expect(readyOf(refused)).toMatchObject({
+      reason: "DestinationRefused",
+      message:
+        "spec.url is refused as a delivery destination: 169.254.169.254 is a link-local/cloud metadata address; every delivery would fail.",
+    });
+    expect(refused.status?.webhookId).toBeUndefined();
+    await patchWebhook(cluster, namespace, "metadata", { spec: { url: "https://hooks.example.com/fixed" } });
+    const fixed = await waitForReady(cluster, namespace, "metadata", "True", 2);
+    expect(fixed.status?.webhookId).toEqual(expect.any(Number));
+  });
+
   it("follow spec changes and Secret changes", async () => {
     const before = await waitForReady(cluster, namespace, "deploys", "True");
     await patchWebhook(cluster, namespace, "deploys", {

@@ -97,6 +97,17 @@ describe("POST /projects/{project_id}/webhooks: invalid input", () => {
     ["relative url", { ...valid, url: "/hook" }, /absolute http/],
     ["url without scheme", { ...valid, url: "example.com/hook" }, /absolute http/],
     ["url over 2048 characters", { ...valid, url: `https://example.com/${"a".repeat(2048)}` }, /2048/],
+    // Never sent to the receiver, so the URL would not name what is used (rcv.example below).
+    [
+      "url with a fragment",
+      { ...valid, url: "http://rcv.example#@127.0.0.1:31101/" },
+      /must not have a fragment/,
+    ],
+    [
+      "url with an empty fragment",
+      { ...valid, url: "https://example.com/hook#" },
+      /must not have a fragment/,
+    ],
     ["url is a number", { ...valid, url: 42 }, /url/],
     ["events is a string", { ...valid, events: "deployment.succeeded" }, /events/],
     ["events holds a number", { ...valid, events: [1] }, /events/],
@@ -305,6 +316,7 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
     ["ftp:// url", { url: "ftp://example.com/x" }],
     ["relative url", { url: "/x" }],
     ["url over 2048 characters", { url: `https://example.com/${"a".repeat(2048)}` }],
+    ["url with a fragment", { url: "https://example.com/hook#part" }],
     ["url is a number", { url: 1 }],
     ["url is null", { url: null }],
     ["empty events", { events: [] }],

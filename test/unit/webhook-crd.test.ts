@@ -50,4 +50,18 @@ describe("validateWebhookSpec", () => {
       ]),
     );
   });
+
+  it.each([
+    ["credentials", "http://user:pw@x.example.com/h"],
+    ["an IPv4 address in a short spelling", "http://127.1/h"],
+    ["an IPv4 address as one number", "http://2130706433/h"],
+    ["a fragment", "http://rcv.example#@127.0.0.1:31101/"],
+  ])("refuses a url with %s as the API does, without quoting it", (_what, url) => {
+    const result = validateWebhookSpec({ url, events: ["deployment.failed"] });
+    expect("problems" in result).toBe(true);
+    const problems = "problems" in result ? result.problems.join("; ") : "";
+    expect(problems).toMatch(/^spec\.url must (be an absolute http|not have a fragment)/m);
+    expect(problems).not.toContain(url);
+    expect(problems).not.toContain("pw");
+  });
 });

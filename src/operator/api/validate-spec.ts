@@ -1,16 +1,22 @@
 import { Ajv } from "ajv";
+import { httpUrl } from "../../http/schemas.js";
 import { specSchema, type WebhookSpec } from "./webhook-v1alpha1.js";
 
 // The API server enforces the CRD schema; checking again here covers objects that reached the
 // operator some other way (an older CRD, a server without CEL) and yields a reason for Ready=False.
+// The URL is checked by the API's own rule (the CEL rules' counterpart), whose messages never quote it.
 const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
 const validate = ajv.compile<WebhookSpec>(specSchema);
+const urlRule = httpUrl("spec.url");
 
 /** Returns the spec with defaults applied, or the list of problems. */
 export function validateWebhookSpec(spec: unknown): { spec: WebhookSpec } | { problems: string[] } {
   const copy = structuredClone(spec ?? {});
-  if (validate(copy)) return { spec: copy };
-  const problems = (validate.errors ?? []).map((error) => {
+  const url = (copy as { url?: unknown }).url;
+  const urlProblems =
+    typeof url === "string" ? (urlRule.safeParse(url).error?.issues.map((issue) => issue.message) ?? []) : [];
+  if (validate(copy) && urlProblems.length === 0) return { spec: copy };
+  const schemaProblems = (validate.errors ?? []).map((error) => {
     const where = `spec${error.instancePath.replaceAll("/", ".")}`;
     const allowed =
       error.keyword === "enum"
@@ -18,5 +24,5 @@ export function validateWebhookSpec(spec: unknown): { spec: WebhookSpec } | { pr
         : "";
     return `${where} ${error.message ?? "is invalid"}${allowed}`;
   });
-  return { problems };
+  return { problems: [...schemaProblems, ...urlProblems] };
 }

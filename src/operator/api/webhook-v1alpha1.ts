@@ -1,3 +1,4 @@
+import { fragmentMessage, httpUrlMessage, httpUrlPattern } from "../../http/schemas.js";
 import { eventTypeNames } from "../../webhooks/event-types.js";
 
 // The Webhook custom resource (webhook-operator.io/v1alpha1), defined once here. The CRD in crds/ is
@@ -109,11 +110,16 @@ export const specSchema = {
         "Opt-in: disable deliveries after afterFailures failed deliveries in a row over at least minDurationSeconds (Ready=False, reason AutoDisabled). A change to the spec enables it again.",
     },
   },
+  // The API's URL rules (http/schemas.ts), checked by the API server itself so a Webhook that breaks
+  // them is refused when applied, as the same URL is a 400 through /api. CEL rather than `pattern`:
+  // a failed rule answers with its message, never with the URL (which may carry a password).
   "x-kubernetes-validations": [
     {
       rule: "self.url.startsWith('http://') || self.url.startsWith('https://')",
       message: "url must start with http:// or https://",
     },
+    { rule: "!self.url.contains('#')", message: fragmentMessage("url") },
+    { rule: `self.url.matches(r'${httpUrlPattern.source}')`, message: httpUrlMessage("url") },
   ],
 } as const;
 

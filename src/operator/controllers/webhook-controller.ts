@@ -1,10 +1,12 @@
 import type { V1Secret } from "@kubernetes/client-node";
 import type { Pool } from "../../db/pool.js";
 import { findLastDelivery } from "../../deliveries/store.js";
+import type { DestinationPolicy } from "../../delivery-engine/destination-policy.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { signingKeyFromSecretValue } from "../../secrets/signing-key.js";
+import { destinationRefusal } from "../../webhooks/destination-check.js";
 import { deleteOwnedWebhook, pauseOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/store.js";
 import { findCondition, setCondition } from "../api/conditions.js";
 import { validateWebhookSpec } from "../api/validate-spec.js";
@@ -15,6 +17,8 @@ import type { ReconcileResult } from "../work-queue.js";
 
 export interface WebhookControllerDeps {
   pool: Pool;
+  /** Where deliveries may go: a spec.url it refuses is Ready=False, as the API answers 403. */
+  destinationPolicy: DestinationPolicy;
   kube: KubeGateway;
   getWebhook(namespace: string, name: string): WebhookResource | undefined;
   /** The Secret a Webhook ("namespace/name") references, read and then watched by name. */
@@ -104,6 +108,13 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
         throw new ConfigurationProblem(
           "NamespaceNotSelected",
           `Namespace ${namespace} is not selected by the operator's namespace selector, so it is not a project.`,
+        );
+      }
+      const refused = await destinationRefusal(validated.spec.url, deps.destinationPolicy);
+      if (refused !== null) {
+        throw new ConfigurationProblem(
+          "DestinationRefused",
+          `spec.url is refused as a delivery destination: ${refused}; every delivery would fail.`,
         );
       }
       const secret = await readSecret(deps, resource);

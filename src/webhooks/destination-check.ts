@@ -1,0 +1,42 @@
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import { type DestinationPolicy, refusalReason } from "../delivery-engine/destination-policy.js";
+
+// The destination policy judged when a webhook's URL is written, through the API (403) or by a Webhook
+// resource (Ready=False, reason DestinationRefused). Deliveries judge every connection again after DNS
+// (destination-policy.ts): these checks only say early what would fail later.
+
+/** The URL's host as an address, brackets of an IPv6 literal removed. */
+const hostOf = (url: string) => new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+
+/** Why the policy refuses the URL's host when it is an IP address; null when allowed or a name. */
+export function literalDestinationRefusal(url: string, policy: DestinationPolicy): string | null {
+  const host = hostOf(url);
+  return isIP(host) === 0 ? null : refusalReason(host, policy);
+}
+
+/**
+ * Why the policy refuses the URL's host, a name judged by the addresses it resolves to now (it may
+ * resolve elsewhere later). Null when allowed, and when the name does not resolve within `timeoutMs`
+ * (deliveries will say why they fail).
+ */
+export async function destinationRefusal(
+  url: string,
+  policy: DestinationPolicy,
+  timeoutMs = 2_000,
+): Promise<string | null> {
+  const host = hostOf(url);
+  if (isIP(host) !== 0) return refusalReason(host, policy);
+  let timer: NodeJS.Timeout | undefined;
+  const addresses = await Promise.race([
+    lookup(host, { all: true }).catch(() => []),
+    new Promise<[]>((resolve) => {
+      timer = setTimeout(() => resolve([]), timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  for (const { address } of addresses) {
+    const reason = refusalReason(address, policy, host);
+    if (reason !== null) return `${host} resolves to ${reason}`;
+  }
+  return null;
+}
