@@ -95,6 +95,11 @@ export const configSchema = z.object({
   RETENTION_DAYS: wholeNumber(0, 36_500)
     .default(30)
     .describe("Delivery records and events older than this many days are removed (`0` keeps everything)."),
+  WEBHOOKS_PER_PROJECT_LIMIT: wholeNumber(1, 100_000)
+    .default(100)
+    .describe(
+      "The most webhooks one project may have: creating one more through the API answers 409 `limit_reached` and creates nothing. `Webhook` resources are not refused by it (their namespace's RBAC decides who may create them).",
+    ),
   DELIVERY_WORKERS: booleanFromEnv
     .default(true)
     .describe(
@@ -243,6 +248,8 @@ export interface Config {
   dashboard: { enabled: boolean };
   /** Attempts and events older than this many days are removed; 0 keeps everything. */
   retentionDays: number;
+  /** The most webhooks one project may have; creating one more through the API is a 409. */
+  webhooksPerProjectLimit: number;
   kubernetes: { mode: KubernetesMode; podNamespace: string | undefined } & Omit<
     OperatorConfig,
     "leaseNamespace"
@@ -312,6 +319,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS ?? longestSendMs(e.DELIVERY_TIMEOUT_MS) + 5_000,
     dashboard: { enabled: e.DASHBOARD_ENABLED },
     retentionDays: e.RETENTION_DAYS,
+    webhooksPerProjectLimit: e.WEBHOOKS_PER_PROJECT_LIMIT,
     kubernetes: {
       mode: e.KUBERNETES,
       podNamespace: e.POD_NAMESPACE,

@@ -140,6 +140,7 @@ export async function startService(
     tokenReviewer,
     dashboard: config.dashboard.enabled,
     destinationPolicy,
+    webhooksPerProjectLimit: config.webhooksPerProjectLimit,
   });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);

@@ -32,6 +32,8 @@ export interface AppDependencies {
   /** Serve the web dashboard at / (DASHBOARD_ENABLED). */
   dashboard: boolean;
   destinationPolicy: DestinationPolicy;
+  /** WEBHOOKS_PER_PROJECT_LIMIT. */
+  webhooksPerProjectLimit: number;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -52,6 +54,7 @@ export function createApp({
   tokenReviewer,
   dashboard,
   destinationPolicy,
+  webhooksPerProjectLimit,
 }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
@@ -64,7 +67,7 @@ export function createApp({
   const api = Router();
   api.use(authenticate(pool, tokenReviewer));
   api.use(express.json({ limit: requestBodyLimit }));
-  registerWebhookRoutes(api, registry, pool, destinationPolicy);
+  registerWebhookRoutes(api, registry, pool, { destinationPolicy, perProjectLimit: webhooksPerProjectLimit });
   registerTestEventRoutes(api, registry, pool, engine);
   registerDeliveryRoutes(api, registry, pool, engine);
   registerDeliveryStatsRoutes(api, registry, pool);

@@ -23,8 +23,15 @@ import {
   requireProject,
   requireWebhook,
   toWebhookJson,
+  webhookLimitReached,
 } from "./service.js";
-import { deleteWebhook, insertWebhook, listWebhooks, listWebhooksPage, updateWebhook } from "./store.js";
+import {
+  deleteWebhook,
+  insertWebhookWithinLimit,
+  listWebhooks,
+  listWebhooksPage,
+  updateWebhook,
+} from "./store.js";
 
 const tag = "Webhooks";
 const pageSizeDefault = 20;
@@ -33,8 +40,9 @@ export function registerWebhookRoutes(
   router: Router,
   registry: OpenAPIRegistry,
   pool: Pool,
-  destinationPolicy: DestinationPolicy,
+  rules: { destinationPolicy: DestinationPolicy; perProjectLimit: number },
 ): void {
+  const { destinationPolicy, perProjectLimit } = rules;
   addRoute(router, registry, {
     method: "get",
     path: "/webhook-event-types",
@@ -61,12 +69,15 @@ export function registerWebhookRoutes(
     responses: {
       201: { description: "The created webhook", schema: webhookSchema },
       403: { description: "The url's IP address is a destination deliveries may not reach" },
+      409: {
+        description: "The project has as many webhooks as a project may have (WEBHOOKS_PER_PROJECT_LIMIT)",
+      },
     },
     handler: async ({ params, body, auth }) => {
       await requireProject(pool, auth, params.project_id);
       assertDestinationAllowed(body.url, destinationPolicy);
       const changes = policyChanges(body);
-      const row = await insertWebhook(pool, {
+      const row = await insertWebhookWithinLimit(pool, perProjectLimit, {
         projectId: params.project_id,
         url: body.url,
         secret: body.secret ?? null,
@@ -77,6 +88,7 @@ export function registerWebhookRoutes(
           autoDisable: changes.autoDisable ?? null,
         },
       });
+      if (!row) throw webhookLimitReached(params.project_id, perProjectLimit);
       return { status: 201, body: toWebhookJson(row) };
     },
   });

@@ -72,6 +72,15 @@ export function assertDestinationAllowed(url: string, policy: DestinationPolicy)
   }
 }
 
+/** A create beyond WEBHOOKS_PER_PROJECT_LIMIT: 409, nothing created. */
+export function webhookLimitReached(projectId: number, limit: number): ApiError {
+  return new ApiError(
+    409,
+    "limit_reached",
+    `Project ${projectId} already has ${limit} webhooks, the most a project may have (WEBHOOKS_PER_PROJECT_LIMIT, set by the service's admin). Delete one before creating another.`,
+  );
+}
+
 export function toWebhookJson(row: WebhookRow) {
   return {
     id: row.id,

@@ -1,5 +1,5 @@
 import { type PageRequest, selectPage } from "../db/page.js";
-import type { Queryable } from "../db/pool.js";
+import { type Pool, type Queryable, withTransaction } from "../db/pool.js";
 import { forgetWebhookSeries } from "../metrics.js";
 import { secretBox } from "../secrets/current.js";
 
@@ -107,6 +107,27 @@ export async function insertWebhook(db: Queryable, webhook: NewWebhook): Promise
     ],
   );
   return rows[0] as WebhookRow;
+}
+
+/**
+ * Inserts a webhook unless its project already has `limit` (then undefined). The project row is locked
+ * first, in a statement of its own: two creates in one project take turns, and the count, made after
+ * the lock in a new statement (a new snapshot), sees the webhook the other one added.
+ */
+export async function insertWebhookWithinLimit(
+  pool: Pool,
+  limit: number,
+  webhook: NewWebhook,
+): Promise<WebhookRow | undefined> {
+  return withTransaction(pool, async (client) => {
+    await client.query("SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE", [webhook.projectId]);
+    const { rows } = await client.query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM webhooks WHERE project_id = $1",
+      [webhook.projectId],
+    );
+    if ((rows[0]?.count ?? 0) >= limit) return undefined;
+    return insertWebhook(client, webhook);
+  });
 }
 
 export interface WebhookChanges {

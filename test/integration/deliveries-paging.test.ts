@@ -118,6 +118,19 @@ describe("GET …/deliveries (endpoint 7)", () => {
     expect(response.status).toBe(400);
     expect(response.body.error.details.map((d: { path: string }) => d.path)).toContain(where);
   });
+
+  it("reads a well-formed cursor it did not issue as a position in the list, not an error", async () => {
+    // A cursor is a sort key (created_at in ms, id), not a secret: one made up names a place in the
+    // list, and the page is what lies below it. It shows nothing a plain list does not.
+    const first = await service.api("GET", `${path()}/deliveries?limit=10`);
+    const forged = await service.api("GET", `${path()}/deliveries?limit=10&cursor=9999999999999-99999999`);
+    expect(forged.status).toBe(200);
+    expect(forged.body.map((d: { id: number }) => d.id)).toEqual(first.body.map((d: { id: number }) => d.id));
+    const bottom = await service.api("GET", `${path()}/deliveries?cursor=0-0`);
+    expect(bottom.status).toBe(200);
+    expect(bottom.body).toEqual([]);
+    expect(bottom.headers.get("link")).toBeNull();
+  });
 });
 
 describe("GET …/stats", () => {

@@ -75,6 +75,7 @@ function appFor(pool: Pool, databaseUrl: string): Express {
     engine,
     dashboard: false,
     destinationPolicy: destinationPolicyOf(config.delivery),
+    webhooksPerProjectLimit: config.webhooksPerProjectLimit,
   });
 }
 

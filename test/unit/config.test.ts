@@ -25,6 +25,12 @@ describe("loadConfig", () => {
     );
   });
 
+  it("takes WEBHOOKS_PER_PROJECT_LIMIT (default 100) and refuses one below 1, naming it", () => {
+    expect(loadConfig({}).webhooksPerProjectLimit).toBe(100);
+    expect(loadConfig({ WEBHOOKS_PER_PROJECT_LIMIT: "5" }).webhooksPerProjectLimit).toBe(5);
+    expect(configError({ WEBHOOKS_PER_PROJECT_LIMIT: "0" }).message).toContain("WEBHOOKS_PER_PROJECT_LIMIT");
+  });
+
   it("applies the documented defaults to an empty environment", () => {
     expect(loadConfig({})).toMatchObject({
       http: { host: "0.0.0.0", port: 8080 },
