@@ -28,8 +28,18 @@ export async function bootstrapApiKey(
         "The configured API key has the shape of a JWT, which /api reads as a Kubernetes token. Choose a key without dots.",
       );
     }
-    await ensureApiKey(pool, { name: "configured", keyHash: hashApiKey(configured) });
-    logger.info({ source: config.value ? "API_KEY" : "API_KEY_FILE" }, "admin API key from configuration");
+    const source = config.value ? "API_KEY" : "API_KEY_FILE";
+    const revoked = await ensureApiKey(pool, { name: "configured", keyHash: hashApiKey(configured) });
+    if (revoked) {
+      // Revoked means revoked: a restart does not bring a key back. The service still starts (its
+      // other keys and the deliveries do not depend on this one).
+      logger.error(
+        { source, revokedAt: revoked.revokedAt.toISOString() },
+        `the configured admin API key (${source}) was revoked through the API and is not accepted; configure a new key and restart`,
+      );
+      return;
+    }
+    logger.info({ source }, "admin API key from configuration");
     return;
   }
   const generated = await withTransaction(pool, async (client) => {

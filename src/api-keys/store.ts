@@ -29,12 +29,26 @@ export async function insertApiKey(
   return rows[0] as ApiKeyRow;
 }
 
-/** Idempotent: a configured key is registered on every start; the second replica's insert is a no-op. */
-export async function ensureApiKey(db: Queryable, key: { name: string; keyHash: Buffer }): Promise<void> {
-  await db.query(
-    "INSERT INTO api_keys (name, key_hash, project_ids) VALUES ($1, $2, NULL) ON CONFLICT (key_hash) DO NOTHING",
+/**
+ * Idempotent: a configured key is registered on every start; the second replica's insert is a no-op.
+ * A key revoked through the API is not registered again: its revocation time is returned instead.
+ */
+export async function ensureApiKey(
+  db: Queryable,
+  key: { name: string; keyHash: Buffer },
+): Promise<{ revokedAt: Date } | undefined> {
+  const { rows } = await db.query<{ revoked_at: Date | null }>(
+    `WITH revoked AS (SELECT revoked_at FROM revoked_api_keys WHERE key_hash = $2),
+          registered AS (
+            INSERT INTO api_keys (name, key_hash, project_ids)
+            SELECT $1, $2, NULL WHERE NOT EXISTS (SELECT 1 FROM revoked)
+            ON CONFLICT (key_hash) DO NOTHING
+          )
+     SELECT (SELECT revoked_at FROM revoked) AS revoked_at`,
     [key.name, key.keyHash],
   );
+  const revokedAt = rows[0]?.revoked_at;
+  return revokedAt ? { revokedAt } : undefined;
 }
 
 export async function countApiKeys(db: Queryable): Promise<number> {
@@ -47,9 +61,15 @@ export async function listApiKeys(db: Queryable): Promise<ApiKeyRow[]> {
   return rows;
 }
 
+/** Revokes a key: its row goes, and its digest is remembered so that configuration cannot bring it back. */
 export async function deleteApiKey(db: Queryable, id: number): Promise<boolean> {
-  const { rowCount } = await db.query("DELETE FROM api_keys WHERE id = $1", [id]);
-  return rowCount === 1;
+  const { rows } = await db.query<{ deleted: number }>(
+    `WITH gone AS (DELETE FROM api_keys WHERE id = $1 RETURNING key_hash),
+          remembered AS (INSERT INTO revoked_api_keys (key_hash) SELECT key_hash FROM gone ON CONFLICT DO NOTHING)
+     SELECT count(*)::int AS deleted FROM gone`,
+    [id],
+  );
+  return rows[0]?.deleted === 1;
 }
 
 /** Coarse on purpose (one write a minute per key at most) so authentication stays a read. */

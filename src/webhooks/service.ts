@@ -1,4 +1,3 @@
-import { isIP } from "node:net";
 import type { AuthContext } from "../api-keys/auth.js";
 import type { Queryable } from "../db/pool.js";
 import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
