@@ -115,7 +115,9 @@ export const configSchema = z.object({
     ),
   DELIVERY_TIMEOUT_MS: wholeNumber(1)
     .default(30_000)
-    .describe("How long a receiver has to answer, body included (connecting has its own 10 s bound)."),
+    .describe(
+      "One deadline over a whole send: connecting, any `1xx` answers, the response head and its body. A send ends by it whatever the receiver does, recorded with the timeout message (a connect that fails within `min(10000, DELIVERY_TIMEOUT_MS)` is a connection failure).",
+    ),
   DELIVERY_LEASE_MS: wholeNumber(1_000)
     .default(60_000)
     .describe(
@@ -172,6 +174,11 @@ export const configSchema = z.object({
     .meta({ accepts: "comma-separated CIDRs, addresses, host names and `.suffixes`" })
     .describe(
       "Private destinations allowed although `DELIVERY_ALLOW_PRIVATE_NETWORKS=false`: CIDRs or addresses (`10.96.0.0/12`, `fd00::1`), exact host names (`hooks.internal`), or suffixes (`.svc.cluster.local`, `*.svc.cluster.local`). A name entry matches the host name in the webhook's URL. Metadata, link-local, multicast and reserved addresses stay refused.",
+    ),
+  DELIVERY_ALLOWED_DESTINATIONS_ONLY: booleanFromEnv
+    .default(false)
+    .describe(
+      "`true`: deliveries and test events may reach only what `DELIVERY_ALLOWED_DESTINATIONS` names, public addresses included (an egress allow-list; it must not be empty). A host name must then be listed itself: one that is not is refused without a DNS lookup, and through the API at once (403).",
     ),
   KUBERNETES: z
     .enum(["auto", "true", "false"])
@@ -270,6 +277,8 @@ export interface Config {
     allowPrivateNetworks: boolean;
     /** Private destinations the admin allows even when allowPrivateNetworks is false. */
     allowedDestinations: { entries: string[]; list: AllowList } | undefined;
+    /** Deliveries may reach only what allowedDestinations names (an egress allow-list). */
+    allowedDestinationsOnly: boolean;
   };
 }
 
@@ -298,6 +307,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);
   }
   const e = parsed.data;
+  if (e.DELIVERY_ALLOWED_DESTINATIONS_ONLY && (e.DELIVERY_ALLOWED_DESTINATIONS?.entries.length ?? 0) === 0) {
+    throw new ConfigError(
+      "Invalid configuration:\n  DELIVERY_ALLOWED_DESTINATIONS_ONLY: true lets deliveries reach only what DELIVERY_ALLOWED_DESTINATIONS names, and it names nothing. Set DELIVERY_ALLOWED_DESTINATIONS (networks and host names, comma-separated) or turn DELIVERY_ALLOWED_DESTINATIONS_ONLY off.",
+    );
+  }
   if (e.DELIVERY_LEASE_MS < longestSendMs(e.DELIVERY_TIMEOUT_MS)) {
     throw new ConfigError(
       `Invalid configuration:\n  DELIVERY_LEASE_MS: ${e.DELIVERY_LEASE_MS} cannot cover a send: with DELIVERY_TIMEOUT_MS=${e.DELIVERY_TIMEOUT_MS} a send (connect, request, response) can take ${longestSendMs(e.DELIVERY_TIMEOUT_MS)} ms, and a lease that ends first lets another replica send the same delivery again. Set DELIVERY_LEASE_MS to at least ${longestSendMs(e.DELIVERY_TIMEOUT_MS)} or lower DELIVERY_TIMEOUT_MS.`,
@@ -348,6 +362,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryDelaysMs: e.DELIVERY_RETRY_DELAYS_MS,
       allowPrivateNetworks: e.DELIVERY_ALLOW_PRIVATE_NETWORKS,
       allowedDestinations: e.DELIVERY_ALLOWED_DESTINATIONS,
+      allowedDestinationsOnly: e.DELIVERY_ALLOWED_DESTINATIONS_ONLY,
     },
   };
 }

@@ -11,6 +11,11 @@ import { classifyAddress } from "./address-ranges.js";
 export interface DestinationPolicy {
   allowPrivateNetworks: boolean;
   allowed?: AllowList | undefined;
+  /**
+   * Only what `allowed` names may be reached, public addresses included (DELIVERY_ALLOWED_DESTINATIONS_ONLY).
+   * A host name must then be listed itself: one that is not is refused without being looked up.
+   */
+  onlyAllowed?: boolean;
 }
 
 /** Thrown (as a connect error) when a delivery would reach an address the policy refuses. */
@@ -28,9 +33,14 @@ export class DestinationRefusedError extends Error {
 
 export function destinationPolicyOf(config: {
   allowPrivateNetworks: boolean;
+  allowedDestinationsOnly?: boolean;
   allowedDestinations: { list: AllowList } | undefined;
 }): DestinationPolicy {
-  return { allowPrivateNetworks: config.allowPrivateNetworks, allowed: config.allowedDestinations?.list };
+  return {
+    allowPrivateNetworks: config.allowPrivateNetworks,
+    allowed: config.allowedDestinations?.list,
+    onlyAllowed: config.allowedDestinationsOnly ?? false,
+  };
 }
 
 /** An admin's allow-list of private destinations: CIDRs (or single addresses) and host names. */
@@ -63,11 +73,26 @@ export function parseAllowList(entries: string[]): AllowList {
 function allowListed(allowed: AllowList | undefined, ip: string, hostname: string | undefined): boolean {
   if (!allowed) return false;
   if (allowed.networks.check(ip, isIP(ip) === 4 ? "ipv4" : "ipv6")) return true;
-  const name = hostname?.toLowerCase().replace(/\.$/, "");
+  return hostname !== undefined && nameListed(allowed, hostname);
+}
+
+function nameListed(allowed: AllowList | undefined, hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, "");
   return (
-    name !== undefined &&
-    allowed.hostnames.some((entry) => (entry.startsWith(".") ? name.endsWith(entry) : name === entry))
+    allowed?.hostnames.some((entry) => (entry.startsWith(".") ? name.endsWith(entry) : name === entry)) ??
+    false
   );
+}
+
+const notListed = (destination: string) =>
+  `${destination} is not in DELIVERY_ALLOWED_DESTINATIONS, and deliveries may reach only what it names (DELIVERY_ALLOWED_DESTINATIONS_ONLY=true)`;
+
+/**
+ * Why a host name may not even be looked up: with onlyAllowed, a name that is not itself listed (its
+ * addresses are not asked for). Null otherwise: its addresses are judged once resolved.
+ */
+export function nameRefusalReason(hostname: string, policy: DestinationPolicy): string | null {
+  return policy.onlyAllowed && !nameListed(policy.allowed, hostname) ? notListed(hostname) : null;
 }
 
 /**
@@ -77,8 +102,9 @@ function allowListed(allowed: AllowList | undefined, ip: string, hostname: strin
 export function refusalReason(address: string, policy: DestinationPolicy, hostname?: string): string | null {
   const ip = address.replace(/%.*$/, ""); // an IPv6 zone id (fe80::1%eth0) does not change the range
   const range = classifyAddress(ip);
+  if (range?.class === "refused") return `${address} is ${range.what}`;
+  if (policy.onlyAllowed) return allowListed(policy.allowed, ip, hostname) ? null : notListed(address);
   if (range === null) return null;
-  if (range.class === "refused") return `${address} is ${range.what}`;
   if (policy.allowPrivateNetworks || allowListed(policy.allowed, ip, hostname)) return null;
   return (
     `${address} is ${range.what} and private destinations are not allowed ` +
@@ -100,6 +126,8 @@ function refusal(
 // (autoSelectFamily, the default) and for a single address otherwise; both shapes are answered.
 export function guardedLookup(policy: DestinationPolicy): LookupFunction {
   return (hostname, options, callback) => {
+    const unlisted = nameRefusalReason(hostname, policy);
+    if (unlisted) return callback(new DestinationRefusedError(hostname, unlisted), "");
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, "");
       for (const { address } of addresses) {

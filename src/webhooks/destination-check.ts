@@ -1,6 +1,10 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { type DestinationPolicy, refusalReason } from "../delivery-engine/destination-policy.js";
+import {
+  type DestinationPolicy,
+  nameRefusalReason,
+  refusalReason,
+} from "../delivery-engine/destination-policy.js";
 
 // The destination policy judged when a webhook's URL is written, through the API (403) or by a Webhook
 // resource (Ready=False, reason DestinationRefused). Deliveries judge every connection again after DNS
@@ -9,10 +13,13 @@ import { type DestinationPolicy, refusalReason } from "../delivery-engine/destin
 /** The URL's host as an address, brackets of an IPv6 literal removed. */
 const hostOf = (url: string) => new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
 
-/** Why the policy refuses the URL's host when it is an IP address; null when allowed or a name. */
+/**
+ * Why the policy refuses the URL's host when it is an IP address, or a name that may not even be looked
+ * up (DELIVERY_ALLOWED_DESTINATIONS_ONLY); null when allowed or a name to judge at connection.
+ */
 export function literalDestinationRefusal(url: string, policy: DestinationPolicy): string | null {
   const host = hostOf(url);
-  return isIP(host) === 0 ? null : refusalReason(host, policy);
+  return isIP(host) === 0 ? nameRefusalReason(host, policy) : refusalReason(host, policy);
 }
 
 /**
@@ -27,6 +34,8 @@ export async function destinationRefusal(
 ): Promise<string | null> {
   const host = hostOf(url);
   if (isIP(host) !== 0) return refusalReason(host, policy);
+  const unlisted = nameRefusalReason(host, policy);
+  if (unlisted) return unlisted;
   let timer: NodeJS.Timeout | undefined;
   const addresses = await Promise.race([
     lookup(host, { all: true }).catch(() => []),

@@ -25,6 +25,17 @@ describe("loadConfig", () => {
     );
   });
 
+  it("refuses DELIVERY_ALLOWED_DESTINATIONS_ONLY without a list, saying what to set", () => {
+    expect(configError({ DELIVERY_ALLOWED_DESTINATIONS_ONLY: "true" }).message).toContain(
+      "DELIVERY_ALLOWED_DESTINATIONS_ONLY: true lets deliveries reach only what DELIVERY_ALLOWED_DESTINATIONS names",
+    );
+    const config = loadConfig({
+      DELIVERY_ALLOWED_DESTINATIONS_ONLY: "true",
+      DELIVERY_ALLOWED_DESTINATIONS: "127.77.0.1",
+    });
+    expect(config.delivery.allowedDestinationsOnly).toBe(true);
+  });
+
   it("takes WEBHOOKS_PER_PROJECT_LIMIT (default 100) and refuses one below 1, naming it", () => {
     expect(loadConfig({}).webhooksPerProjectLimit).toBe(100);
     expect(loadConfig({ WEBHOOKS_PER_PROJECT_LIMIT: "5" }).webhooksPerProjectLimit).toBe(5);

@@ -152,6 +152,35 @@ describe("the admin's allow-list", () => {
   );
 });
 
+describe("an allow-list that is the only way out (DELIVERY_ALLOWED_DESTINATIONS_ONLY)", () => {
+  const only = {
+    allowPrivateNetworks: true, // ignored: only what the list names
+    allowed: parseAllowList(["127.77.0.1", "hooks.example.com"]),
+    onlyAllowed: true,
+  };
+
+  it.each([
+    ["127.77.0.1", undefined, null],
+    ["93.184.216.34", "hooks.example.com", null],
+    ["127.0.0.1", undefined, /^127\.0\.0\.1 is not in DELIVERY_ALLOWED_DESTINATIONS/],
+    ["93.184.216.34", undefined, /^93\.184\.216\.34 is not in DELIVERY_ALLOWED_DESTINATIONS/],
+    ["169.254.169.254", "hooks.example.com", /metadata/],
+  ])("%s reached as %s: %s", (address, hostname, expected) => {
+    const reason = refusalReason(address, only, hostname);
+    if (expected === null) expect(reason).toBeNull();
+    else expect(reason).toMatch(expected);
+  });
+
+  it("refuses a name it does not list without looking it up", async () => {
+    const lookup = guardedLookup(only);
+    const error = await new Promise((resolve) => lookup("invented.example", {}, (err) => resolve(err)));
+    expect(error).toBeInstanceOf(DestinationRefusedError);
+    expect((error as DestinationRefusedError).reason).toBe(
+      "invented.example is not in DELIVERY_ALLOWED_DESTINATIONS, and deliveries may reach only what it names (DELIVERY_ALLOWED_DESTINATIONS_ONLY=true)",
+    );
+  });
+});
+
 describe("delivery agent", () => {
   let server: Server;
   let port: number;
