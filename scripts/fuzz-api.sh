@@ -2,6 +2,9 @@
 # The API contract fuzz: schemathesis (pinned, in a venv under .cache/) drives the live service through
 # its own OpenAPI document (/api/docs) with every check, a fixed seed and a bounded number of examples.
 # The service runs from dist/ with an embedded Postgres in a temporary data directory, on loopback only.
+# Deliveries (test events, retries, recoveries the fuzzer asks for) reach one local receiver and nothing
+# else: it listens on its own loopback address, the only destination the service may reach
+# (DELIVERY_ALLOWED_DESTINATIONS_ONLY), so a URL the fuzzer invents is refused (403) instead of sent.
 # Usage: bash scripts/fuzz-api.sh   (npm run test:fuzz builds first). Exit status is schemathesis's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,11 +20,25 @@ fi
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 data_dir=$(mktemp -d)
 port=$(free_port)
+# Its own address in 127/8 (all of it is loopback on Linux): nothing else listens there.
+receiver_host=127.77.0.1
+receiver_port=$(free_port)
+node -e 'let n = 0;
+  const server = require("http").createServer((req, res) => { n++; req.resume(); req.on("end", () => res.end("ok")); });
+  server.listen(Number(process.argv[1]), process.argv[2]);
+  process.on("SIGTERM", () => { console.error(`fuzz receiver: ${n} deliveries received`); process.exit(0); });' \
+  "$receiver_port" "$receiver_host" &
+receiver_pid=$!
 api_key="fuzz-admin-key-$(node -e 'console.log(require("crypto").randomBytes(12).toString("hex"))')"
 DATA_DIR="$data_dir" PORT="$port" HOST=127.0.0.1 EMBEDDED_POSTGRES_PORT="$(free_port)" API_KEY="$api_key" \
-  KUBERNETES=false LOG_LEVEL=warn node dist/src/cli/main.js serve &
+  DELIVERY_ALLOW_PRIVATE_NETWORKS=false DELIVERY_ALLOWED_DESTINATIONS="$receiver_host" \
+  DELIVERY_ALLOWED_DESTINATIONS_ONLY=true KUBERNETES=false LOG_LEVEL=warn node dist/src/cli/main.js serve &
 service_pid=$!
-cleanup() { kill "$service_pid" 2>/dev/null; wait "$service_pid" 2>/dev/null || true; rm -rf "$data_dir"; }
+cleanup() {
+  kill "$service_pid" "$receiver_pid" 2>/dev/null
+  wait "$service_pid" "$receiver_pid" 2>/dev/null || true
+  rm -rf "$data_dir"
+}
 trap cleanup EXIT
 
 base="http://127.0.0.1:$port"
@@ -39,10 +56,10 @@ for _ in $(seq 1 120); do
 done
 ready || { echo "the service did not become ready at $base" >&2; exit 1; }
 
-# Something for the generated requests to find: a project, a webhook, and a delivery record (the test
-# event fails at once: nothing listens on port 9).
+# Something for the generated requests to find: a project, a webhook of the local receiver, and a
+# delivery record.
 post /projects '{"name":"Fuzz","slug":"fuzz"}'
-post /projects/1/webhooks '{"url":"http://127.0.0.1:9/hook","events":["deployment.succeeded"]}'
+post /projects/1/webhooks "{\"url\":\"http://$receiver_host:$receiver_port/hook\",\"events\":[\"deployment.succeeded\"]}"
 post /projects/1/webhooks/1/test '{}'
 
 # Excluded: deleting API keys, which could revoke the key the fuzzer itself uses. schemathesis keeps a
