@@ -1,3 +1,4 @@
+import { hostileAfterRestart, hostileNewWebhook } from "./hostile-scenarios.js";
 import {
   databaseOutage,
   type Figure,
@@ -19,6 +20,8 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["hanging", hangingReceivers],
   ["failing", failingReceivers],
   ["rolling", rollingRestart],
+  ["hostile-new", hostileNewWebhook],
+  ["hostile-restart", hostileAfterRestart],
 ];
 
 const only = process.argv.slice(2);

@@ -71,7 +71,7 @@ export class ReceiverLimits {
       max: number;
       restrictedBudget: number;
       slowAfterMs: number;
-      /** For a webhook whose receiver has not answered yet: 1 s unless slowAfterMs is shorter. */
+      /** For a webhook whose receiver has not answered yet: 500 ms unless slowAfterMs is shorter. */
       unansweredSlowAfterMs?: number;
       /** Rows a webhook whose receiver answers may hold beyond its limit (0: none). */
       ahead?: number;
@@ -205,7 +205,7 @@ export class ReceiverLimits {
     const now = Date.now();
     const unansweredSlowAfterMs = Math.min(
       this.options.slowAfterMs,
-      this.options.unansweredSlowAfterMs ?? 1_000,
+      this.options.unansweredSlowAfterMs ?? 500,
     );
     for (const state of this.states.values()) {
       if (state.restricted) continue;

@@ -41,7 +41,7 @@ const initialReceiverLimit = 2;
 /** Outcomes kept in memory while the database is out of reach (a few MB at most). */
 const maxKeptOutcomes = 10_000;
 const gatherMs = 1;
-const slowCheckIntervalMs = 250;
+const slowCheckIntervalMs = 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -139,7 +139,7 @@ export class DeliveryWorker {
       this.wake();
     }, this.options.pollIntervalMs);
     // A receiver found slow gives back the slots its open sends held beyond the restricted budget
-    // (receiver-limits.ts): found within a quarter second of the threshold, not at the next claim.
+    // (receiver-limits.ts): found within a tenth of a second of the threshold, not at the next claim.
     this.slowCheckTimer = setInterval(() => {
       if (this.limits.restrictSlowReceivers()) {
         this.startReady();
