@@ -22,15 +22,31 @@ const figure = (scenario: string, name: string, value: number, max: number, unit
   ok: value <= max,
 });
 
+/** How long the sends a receiver saw lasted: those still open count until now. */
+class Sends {
+  private readonly endedMs: number[] = [];
+  private readonly open = new Set<{ at: number }>();
+
+  /** A send begins; call the result when it ends. */
+  opened(at = Date.now()): () => void {
+    const send = { at };
+    this.open.add(send);
+    return () => {
+      if (this.open.delete(send)) this.endedMs.push(Date.now() - at);
+    };
+  }
+
+  longestMs(): number {
+    const now = Date.now();
+    return Math.max(0, ...this.endedMs, ...[...this.open].map((send) => now - send.at));
+  }
+}
+
 /** A raw receiver (node's http server sends no unasked 1xx): `102 Processing` every 300 ms, never more. */
-async function startProcessingReceiver(): Promise<{
-  url: string;
-  sendsMs: number[];
-  close(): Promise<void>;
-}> {
-  const sendsMs: number[] = [];
+async function startProcessingReceiver(): Promise<{ url: string; sends: Sends; close(): Promise<void> }> {
+  const sends = new Sends();
   const server: Server = createServer((socket) => {
-    const opened = Date.now();
+    const ended = sends.opened();
     let ticking: NodeJS.Timeout | undefined;
     socket.once("data", () => {
       ticking = setInterval(() => socket.write("HTTP/1.1 102 Processing\r\n\r\n"), 300);
@@ -38,7 +54,7 @@ async function startProcessingReceiver(): Promise<{
     socket.on("error", () => {});
     socket.on("close", () => {
       clearInterval(ticking);
-      sendsMs.push(Date.now() - opened);
+      ended();
     });
   });
   server.listen(0, "127.0.0.1");
@@ -46,7 +62,7 @@ async function startProcessingReceiver(): Promise<{
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    sendsMs,
+    sends,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -68,9 +84,9 @@ async function hostileRun(name: string, restart: boolean): Promise<Figure[]> {
   const db = await startDatabase();
   const receiver = await startReceiver();
   const processing = await startProcessingReceiver();
-  const hangingSendsMs: number[] = [];
+  const hanging = new Sends();
   receiver.on("/hang", (request, res) => {
-    res.on("close", () => hangingSendsMs.push(Date.now() - request.receivedAt));
+    res.on("close", hanging.opened(request.receivedAt));
   });
   // SIGTERM lets open sends finish for at most a second: the hanging ones go back to the queue.
   const env = { DELIVERY_TIMEOUT_MS: String(timeoutMs), SHUTDOWN_TIMEOUT_MS: "1000" };
@@ -115,7 +131,7 @@ async function hostileRun(name: string, restart: boolean): Promise<Figure[]> {
       .map((r) => r.receivedAt - (emittedAt.get(idOf(r.body)) ?? r.receivedAt))
       .sort((a, b) => a - b);
     const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? Number.POSITIVE_INFINITY;
-    const longest = Math.max(0, ...hangingSendsMs, ...processing.sendsMs);
+    const longest = Math.max(hanging.longestMs(), processing.sends.longestMs());
     service.child.kill("SIGKILL"); // the hostile sends would hold a graceful stop
     await service.exited;
     return [

@@ -1,5 +1,6 @@
 import dns from "node:dns";
 import { BlockList, isIP, type LookupFunction } from "node:net";
+import type { Duplex } from "node:stream";
 import { Agent, buildConnector } from "undici";
 import { classifyAddress } from "./address-ranges.js";
 
@@ -165,7 +166,40 @@ export function createDeliveryAgent(opts: {
       const refused = isIP(connectOptions.hostname) ? refusal(connectOptions.hostname, opts.policy) : null;
       // Fail asynchronously, like a real connect error: undici's client is not re-entrant here.
       if (refused) process.nextTick(callback, refused, null);
-      else connectThroughLookup(connectOptions, callback);
+      else
+        connectThroughLookup(connectOptions, (error, socket) => {
+          if (error || !socket) return callback(error ?? new Error("no socket"), null);
+          dropUnaskedContinue(socket);
+          callback(null, socket);
+        });
     },
+  });
+}
+
+const continueHead = /^HTTP\/1\.[01] 100 /;
+
+/**
+ * undici fails a request answered by a `100 Continue` it did not ask for (it never sends `Expect:
+ * 100-continue`), though a client must accept any 1xx before the final answer (RFC 9110 §15.2): a
+ * receiver that sends one and then a 200 was recorded as a connection failure. Such interim heads are
+ * taken out of what the socket read before undici's parser (whose 'readable' listener comes after this
+ * one) sees it, only in the first bytes that arrive after a request was written, the start of a response.
+ */
+export function dropUnaskedContinue(socket: Duplex & { bytesWritten: number }): void {
+  let writtenAtLastResponse = -1;
+  socket.on("readable", () => {
+    if (socket.bytesWritten === writtenAtLastResponse) return; // the rest of a response
+    const chunk: Buffer | null = socket.read();
+    if (chunk === null) return;
+    writtenAtLastResponse = socket.bytesWritten;
+    let start = 0;
+    while (continueHead.test(chunk.toString("latin1", start, start + 13))) {
+      const end = chunk.indexOf("\r\n\r\n", start);
+      if (end === -1) break;
+      start = end + 4;
+    }
+    if (start < chunk.length) socket.unshift(start === 0 ? chunk : chunk.subarray(start));
+    // An interim head alone: the final one is still the start of the response.
+    else writtenAtLastResponse = -1;
   });
 }

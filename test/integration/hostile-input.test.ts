@@ -225,6 +225,14 @@ describe("URL forms", () => {
     "http://[::1/",
     "//example.com/hook",
     "http://example.com/\u0000",
+    // A fragment is never sent: the URL would name one host and deliveries reach another.
+    "http://rcv.example#@127.0.0.1:31101/",
+    "https://example.com/hook#fragment",
+    // Other spellings of 127.0.0.1.
+    "http://127.1/h",
+    "http://2130706433/h",
+    "http://0x7f.1/h",
+    "http://0177.0.0.1/h",
   ])("%j: 400 on create and on update", async (url) => {
     await expectRefused(open, "POST", webhooks(), { body: { url, events: ["deployment.failed"] } }, 400);
     await expectRefused(open, "PUT", webhook(), { body: { url } }, 400);

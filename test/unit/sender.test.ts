@@ -269,6 +269,22 @@ describe("createSender", () => {
     expect(receiverGaveUp).toBe(false);
   });
 
+  it("records an unsolicited 100 Continue followed by a 200 as the 200", async () => {
+    const receiver = await startRawReceiver((socket) => {
+      socket.write("HTTP/1.1 100 Continue\r\n\r\n");
+      setTimeout(() => socket.write("HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nreceived"), 20);
+    });
+    const send = sender();
+    expect(await send(delivery(receiver.url))).toMatchObject({
+      success: true,
+      statusCode: 200,
+      responseBody: "received",
+      errorMessage: null,
+    });
+    // The connection stays usable: the next delivery on it is answered the same way.
+    expect(await send(delivery(receiver.url))).toMatchObject({ success: true, statusCode: 200 });
+  });
+
   it("formats the production timeout as whole seconds", () => {
     expect(timeoutMessage("https://example.com/h", 30_000)).toMatch(/^Request timeout after 30 seconds\. /);
   });
