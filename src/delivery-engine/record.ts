@@ -30,27 +30,32 @@ export function recordedCte(
   returning: (ids: string) => string = () => "d.id",
 ): { cte: string; ids: string } {
   const ids = params.add(arrayLiteral(outcomes.map((o) => o.id)), "bigint[]");
-  const at = `array_position(${ids}, d.id)`;
-  const column = (values: unknown, type: string) => `(${params.add(values, type)})[${at}]`;
+  // Each row's value, at its position in the id array.
+  const each = (values: unknown, type: string) =>
+    `(${params.add(values, type)})[array_position(${ids}, d.id)]`;
+  const success = each(arrayLiteral(outcomes.map((o) => (o.outcome.success ? "t" : "f"))), "boolean[]");
+  const sentAt = each(arrayLiteral(outcomes.map((o) => o.outcome.requestTimestamp)), "bigint[]");
+  // "sha256=<hex>" needs no quoting in an array literal.
+  const signature = each(arrayLiteral(outcomes.map((o) => o.outcome.signature)), "text[]");
+  const status = each(arrayLiteral(outcomes.map((o) => o.outcome.statusCode)), "int[]");
+  const body = each(
+    outcomes.map((o) => o.outcome.responseBody),
+    "text[]",
+  );
+  const error = each(
+    outcomes.map((o) => o.outcome.errorMessage),
+    "text[]",
+  );
+  const deliveredAtMs = each(arrayLiteral(outcomes.map((o) => o.deliveredAtMs)), "float8[]");
+  // Unfinished by the table's CHECK (state 'done' exactly when delivered_at is set), said so that the
+  // rows are found by primary key, never through the partial index of unfinished rows.
   const cte = `
   recorded AS (
     UPDATE deliveries d
-       SET state = 'done', success = ${column(arrayLiteral(outcomes.map((o) => (o.outcome.success ? "t" : "f"))), "boolean[]")},
-           request_timestamp = ${column(arrayLiteral(outcomes.map((o) => o.outcome.requestTimestamp)), "bigint[]")},
-           -- "sha256=<hex>" needs no quoting in an array literal.
-           signature = ${column(arrayLiteral(outcomes.map((o) => o.outcome.signature)), "text[]")},
-           status_code = ${column(arrayLiteral(outcomes.map((o) => o.outcome.statusCode)), "int[]")},
-           response_body = ${column(
-             outcomes.map((o) => o.outcome.responseBody),
-             "text[]",
-           )},
-           error_message = ${column(
-             outcomes.map((o) => o.outcome.errorMessage),
-             "text[]",
-           )},
-           delivered_at = to_timestamp(${column(arrayLiteral(outcomes.map((o) => o.deliveredAtMs)), "float8[]")} / 1000),
-           locked_by = NULL, locked_until = NULL
-     WHERE d.id = ANY (${ids}) AND d.state <> 'done' -- unfinished (the table's CHECK), by primary key
+       SET state = 'done', success = ${success}, request_timestamp = ${sentAt}, signature = ${signature},
+           status_code = ${status}, response_body = ${body}, error_message = ${error},
+           delivered_at = to_timestamp(${deliveredAtMs} / 1000), locked_by = NULL, locked_until = NULL
+     WHERE d.id = ANY (${ids}) AND d.state <> 'done'
     RETURNING ${returning(ids)}
   )`;
   return { cte, ids };
