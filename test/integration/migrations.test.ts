@@ -75,4 +75,37 @@ describe("migrate()", () => {
       expect(await appliedRows(third)).toHaveLength(migrations.length);
     },
   );
+
+  it("015 takes credentials out of webhook URLs stored before they were refused everywhere", async () => {
+    const db = pool(await emptyDatabase());
+    await db.query("CREATE TABLE schema_migrations (id integer PRIMARY KEY, name text NOT NULL)");
+    for (const migration of (await loadMigrations()).filter((m) => m.id < 15)) {
+      await db.query(migration.sql);
+      await db.query("INSERT INTO schema_migrations (id, name) VALUES ($1, $2)", [
+        migration.id,
+        migration.name,
+      ]);
+    }
+    await db.query("INSERT INTO projects (name, slug) VALUES ('P', 'p')");
+    const urls = [
+      "http://user:pw@x.example.com/h",
+      "https://a%40b:p@ss@hooks.example.com:8443/deploys?x=1",
+      "https://hooks.example.com/path@not-credentials",
+      "https://hooks.example.com/h",
+    ];
+    for (const url of urls) {
+      await db.query(
+        "INSERT INTO webhooks (project_id, url, events, enabled) VALUES (1, $1, '{deployment.created}', true)",
+        [url],
+      );
+    }
+    expect(await migrate(db)).toContain("015_webhook_urls_without_credentials");
+    const { rows } = await db.query<{ url: string }>("SELECT url FROM webhooks ORDER BY id");
+    expect(rows.map((row) => row.url)).toEqual([
+      "http://x.example.com/h",
+      "https://hooks.example.com:8443/deploys?x=1",
+      "https://hooks.example.com/path@not-credentials",
+      "https://hooks.example.com/h",
+    ]);
+  });
 });
