@@ -59,6 +59,9 @@ export async function startService(
   logger: Logger,
   options: ServiceOptions = {},
 ): Promise<RunningService> {
+  // First: a missing key is a configuration error, reported before anything touches the database.
+  const box = await loadSecretBox(config.secretKeys, logger);
+  useSecretBox(box);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.database.url;
   if (!databaseUrl) {
@@ -74,8 +77,6 @@ export async function startService(
     const applied = await migrate(pool);
     if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
     await bootstrapApiKey(pool, config.apiKey, logger);
-    const box = await loadSecretBox(config.secretKeys, logger);
-    useSecretBox(box);
     const sealed = await reencryptSecrets(pool, box, { rotate: false });
     if (sealed > 0)
       logger.info({ webhooks: sealed, keyId: box.currentKeyId }, "clear-text webhook secrets encrypted");

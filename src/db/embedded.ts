@@ -79,7 +79,11 @@ export async function startEmbeddedPostgres(options: {
     await stopPostmaster(leftover.pid);
   }
   await assertPortFree(options.port);
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    throw new EmbeddedPostgresError(
+      `No DATABASE_URL is set, and the embedded Postgres cannot create its data directory ${dataDir} (${error.code ?? error.message}): set DATABASE_URL to a Postgres of your own, or DATA_DIR to a writable directory.`,
+    );
+  });
   if (asRoot) await chmod(dataDir, 0o777);
 
   // Postgres's last words, for the error when it does not start (the package rejects with nothing).
