@@ -21,8 +21,11 @@ render() {
 #   kubectl -n webhook-operator create secret generic webhook-operator-secret-keys --from-literal=keys="$(openssl rand -base64 32)"
 #   kubectl apply --server-side -f manifests/install.yaml
 HEADER
+  # For the oldest Kubernetes the chart supports (Chart.yaml kubeVersion), so that the one file applies
+  # everywhere the chart does: the PodDisruptionBudget's unhealthyPodEvictionPolicy (1.27+) stays out.
   "$helm" template webhook-operator charts/webhook-operator \
     --namespace webhook-operator \
+    --kube-version 1.25.0 \
     --include-crds \
     --values charts/webhook-operator/ci/install-manifest-values.yaml
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readDatabaseUrlFile } from "./database-url-file.js";
 import { type AllowList, parseAllowList } from "./delivery-engine/destination-policy.js";
 import type { TokenAuthSettings } from "./kube-auth/reviewer.js";
 import type { OperatorConfig } from "./operator/operator.js";
@@ -23,6 +24,8 @@ const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
       accepts: max === Number.MAX_SAFE_INTEGER ? `whole number ≥ ${min}` : `whole number ${min}–${max}`,
     });
 
+const databaseUrl = z.url({ protocol: /^postgres(ql)?$/ });
+
 // Each setting's description is its entry in docs/configuration.md, which
 // scripts/generate-config-docs.ts writes from this schema (a test fails when the page is stale).
 export const configSchema = z.object({
@@ -36,11 +39,18 @@ export const configSchema = z.object({
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info")
     .describe("Least severe level logged."),
-  DATABASE_URL: z
-    .url({ protocol: /^postgres(ql)?$/ })
+  DATABASE_URL: databaseUrl
     .optional()
     .meta({ accepts: "a `postgres://` or `postgresql://` URL" })
     .describe("`postgres://user:password@host:5432/db`. Unset: an embedded Postgres in `DATA_DIR`."),
+  DATABASE_URL_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ accepts: "a file path" })
+    .describe(
+      "A file holding the `DATABASE_URL` (a mounted Secret: the password stays out of the environment); its surrounding whitespace is ignored. Not together with `DATABASE_URL`.",
+    ),
   DATABASE_POOL_SIZE: wholeNumber(1, 200)
     .default(10)
     .describe(
@@ -276,6 +286,28 @@ export class ConfigError extends Error {}
 export const deliveryConnectTimeoutMs = (timeoutMs: number) => Math.min(10_000, timeoutMs);
 export const longestSendMs = (timeoutMs: number) => timeoutMs + deliveryConnectTimeoutMs(timeoutMs) + 1_000;
 
+/** DATABASE_URL, or the URL in DATABASE_URL_FILE (never both), validated alike; its text is never shown. */
+function databaseUrlOf(value: string | undefined, file: string | undefined): string | undefined {
+  if (file === undefined) return value;
+  if (value !== undefined) {
+    throw new ConfigError(
+      "Invalid configuration:\n  DATABASE_URL_FILE: DATABASE_URL is set too; set only one of them",
+    );
+  }
+  let url: string;
+  try {
+    url = readDatabaseUrlFile(file);
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);
+  }
+  if (!databaseUrl.safeParse(url).success) {
+    throw new ConfigError(
+      `Invalid configuration:\n  DATABASE_URL_FILE: ${file} does not hold a postgres:// or postgresql:// URL`,
+    );
+  }
+  return url;
+}
+
 /** auto: in a cluster (service account) or with a kubeconfig; false: API and workers only. */
 export type KubernetesMode = "auto" | "true" | "false";
 
@@ -299,7 +331,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     http: { host: e.HOST, port: e.PORT },
     logLevel: e.LOG_LEVEL,
     database: {
-      url: e.DATABASE_URL,
+      url: databaseUrlOf(e.DATABASE_URL, e.DATABASE_URL_FILE),
       poolSize: e.DATABASE_POOL_SIZE,
       dataDir: e.DATA_DIR,
       embeddedPort: e.EMBEDDED_POSTGRES_PORT,
