@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
 import { parseKeys } from "../../src/secrets/secret-box.js";
 import {
   environmentOf,
