@@ -357,6 +357,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "ClusterRoleBinding",
         "ConfigMap",
         "Deployment",
+        "NetworkPolicy",
         "PodDisruptionBudget",
         "PrometheusRule",
         "Role",
