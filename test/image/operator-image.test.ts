@@ -15,8 +15,8 @@ import {
 import { hostOnlyCertificates, imageFiles, imageLayersContain } from "../support/image-layers.js";
 import { freePort } from "../support/ports.js";
 
-// The operator's image as the chart runs it: uid 1000, a read-only root, the keys as mounted files,
-// against the chart's database image, on the host's network (the engine publishes nothing).
+// The operator's image as the chart runs it: uid 1000, a read-only root, the database URL and the keys
+// as mounted files, against the chart's database image, on the host's network.
 const operatorImage = inject("operatorImage");
 const postgresImage = inject("postgresImage");
 const apiKey = `wo_${randomBytes(24).toString("hex")}`;
@@ -33,6 +33,7 @@ beforeAll(async () => {
   await chmod(secrets, 0o755); // mounted for uid 1000, like the chart's Secret volumes
   await writeFile(path.join(secrets, "api-key"), apiKey, { mode: 0o644 });
   await writeFile(path.join(secrets, "keys"), randomBytes(32).toString("base64"), { mode: 0o644 });
+  await writeFile(path.join(secrets, "database-url"), `${databaseUrl}\n`, { mode: 0o644 });
 });
 afterAll(async () => {
   await postgres?.cleanup();
@@ -45,8 +46,10 @@ const asTheChartRunsIt = (port: number) => [
   "1000:1000",
   "--network",
   "host",
+  "--volume",
+  `${secrets}:/etc/webhook-operator:ro`,
   "--env",
-  `DATABASE_URL=${databaseUrl}`,
+  "DATABASE_URL_FILE=/etc/webhook-operator/database-url",
   "--env",
   `PORT=${port}`,
   "--env",
@@ -73,8 +76,6 @@ describe("the operator image", () => {
       operator = startContainer(
         [
           ...asTheChartRunsIt(port),
-          "--volume",
-          `${secrets}:/etc/webhook-operator:ro`,
           "--env",
           "API_KEY_FILE=/etc/webhook-operator/api-key",
           "--env",
