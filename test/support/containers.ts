@@ -81,7 +81,7 @@ export async function canQuery(url: string): Promise<true | undefined> {
 export interface PostgresContainer {
   container: Container;
   port: number;
-  /** Host directories given as the socket directory and /tmp (the root filesystem is read-only). */
+  /** Removes the container with its volumes, and the host directories it was given. */
   cleanup(): Promise<void>;
 }
 
@@ -95,9 +95,9 @@ export async function startPostgres(
   extra: string[] = [],
 ): Promise<PostgresContainer> {
   const scratch = await mkdtemp(path.join(tmpdir(), "wo-image-pg-"));
-  const run = path.join(scratch, "run");
+  const socketDir = path.join(scratch, "run");
   const tmp = path.join(scratch, "tmp");
-  for (const dir of [run, tmp]) {
+  for (const dir of [socketDir, tmp]) {
     await mkdir(dir);
     await chmod(dir, 0o1777); // like the chart's emptyDirs, writable by the container's user
   }
@@ -108,7 +108,7 @@ export async function startPostgres(
       "999:999",
       "--read-only",
       "--volume",
-      `${run}:/var/run/postgresql`,
+      `${socketDir}:/var/run/postgresql`,
       "--volume",
       `${tmp}:/tmp`,
       "--publish",
