@@ -22,10 +22,12 @@ RUN --mount=type=secret,id=npm_ca \
     if [ -f /run/secrets/npm_ca ]; then export npm_config_cafile=/run/secrets/npm_ca; fi; \
     npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.ts ./scripts/
 COPY src ./src
 COPY dashboard ./dashboard
-# tsc, then the SQL migrations are copied next to the compiled code (dist/src/db/migrations), then
-# Vite builds the web dashboard into dist/dashboard (served at / by the same process).
+# scripts/build.ts: tsc, then the SQL migrations are copied next to the compiled code
+# (dist/src/db/migrations), then Vite builds the web dashboard into dist/dashboard (served at / by the
+# same process).
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS prod-deps
