@@ -21,7 +21,7 @@ COPY package.json package-lock.json ./
 RUN --mount=type=secret,id=npm_ca \
     if [ -f /run/secrets/npm_ca ]; then export npm_config_cafile=/run/secrets/npm_ca; fi; \
     npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.verify.json ./
 COPY scripts/build.ts ./scripts/
 COPY src ./src
 COPY dashboard ./dashboard
