@@ -2,6 +2,7 @@ import { z } from "zod";
 import { readDatabaseUrlFile } from "./database-url-file.js";
 import { type AllowList, parseAllowList } from "./delivery-engine/destination-policy.js";
 import type { TokenAuthSettings } from "./kube-auth/reviewer.js";
+import type { LogFormat } from "./logger.js";
 import type { OperatorConfig } from "./operator/operator.js";
 import type { SecretKeysConfig } from "./secrets/keys.js";
 
@@ -39,6 +40,13 @@ export const configSchema = z.object({
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info")
     .describe("Least severe level logged."),
+  LOG_FORMAT: z
+    .enum(["auto", "pretty", "json"])
+    .default("auto")
+    .describe(
+      "How logs are written to stdout: `json` (one JSON object per line, for log collectors), `pretty` (one " +
+        "readable line per record, its fields indented below), or `auto`: `pretty` when stdout is a terminal, else `json`.",
+    ),
   DATABASE_URL: databaseUrl
     .optional()
     .meta({ accepts: "a `postgres://` or `postgresql://` URL" })
@@ -246,6 +254,7 @@ export type Env = z.input<typeof configSchema>;
 export interface Config {
   http: { host: string; port: number };
   logLevel: string;
+  logFormat: LogFormat;
   database: { url: string | undefined; poolSize: number; dataDir: string; embeddedPort: number };
   apiKey: { value: string | undefined; file: string | undefined };
   secretKeys: SecretKeysConfig;
@@ -330,6 +339,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     http: { host: e.HOST, port: e.PORT },
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     database: {
       url: databaseUrlOf(e.DATABASE_URL, e.DATABASE_URL_FILE),
       poolSize: e.DATABASE_POOL_SIZE,
