@@ -27,6 +27,9 @@ const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
 
 const databaseUrl = z.url({ protocol: /^postgres(ql)?$/ });
 
+/** DELIVERY_RETRY_DELAYS_MS unset: 5 s, 1 min, 5 min, 30 min, 2 h. */
+export const defaultRetryDelaysMs = [5_000, 60_000, 300_000, 1_800_000, 7_200_000];
+
 // Each setting's description is its entry in docs/configuration.md, which
 // scripts/generate-config-docs.ts writes from this schema (a test fails when the page is stale).
 export const configSchema = z.object({
@@ -142,7 +145,7 @@ export const configSchema = z.object({
     .describe("Receivers' response bodies are stored truncated to this many bytes."),
   DELIVERY_RETRY_DELAYS_MS: z
     .string()
-    .default("5000,60000,300000,1800000,7200000")
+    .default(defaultRetryDelaysMs.join(","))
     .transform((value, ctx) => {
       const parts = value.split(",").map((part) => part.trim());
       if (parts.length !== 5 || parts.some((part) => !/^\d+$/.test(part) || Number(part) > 86_400_000)) {

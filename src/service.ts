@@ -147,6 +147,8 @@ export async function startService(
     tokenReviewer,
     dashboard: config.dashboard.enabled,
     destinationPolicy,
+    kubernetes: operator !== undefined,
+    retryDelaysMs: config.delivery.retryDelaysMs,
   });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);

@@ -40,6 +40,7 @@ export function toDeliveryJson(row: DeliveryRecordRow) {
     created_at: iso(row.created_at),
     delivered_at: iso(row.delivered_at),
     request_headers: requestHeaders(row),
+    duration_ms: row.duration_ms,
   };
 }
 

@@ -53,14 +53,16 @@ export interface ClaimRequest {
 //   dropped (the receiver saw the same delivery twice, which at-least-once allows). Each row finds
 //   its outcome by its position in the id array rather than by joining an unnest: the filter is
 //   estimated at ~1 row, and with that estimate the planner joins by rescanning the unnest per row.
-//   The timestamp and signature sent come in parameters `headers` and `headers + 1`, numbered after
-//   the claim's own (Postgres refuses a statement whose parameter numbers have a gap).
+//   The timestamp and signature sent and the attempt's duration come in parameters `headers` to
+//   `headers + 2`, numbered after the claim's own (Postgres refuses a statement whose parameter numbers
+//   have a gap).
 const recordedCte = (headers: number, returning = "d.id") => `
   recorded AS (
     UPDATE deliveries d
        SET state = 'done', success = ($3::boolean[])[array_position($2::bigint[], d.id)],
            request_timestamp = ($${headers}::bigint[])[array_position($2::bigint[], d.id)],
            signature = ($${headers + 1}::text[])[array_position($2::bigint[], d.id)],
+           duration_ms = ($${headers + 2}::int[])[array_position($2::bigint[], d.id)],
            status_code = ($4::int[])[array_position($2::bigint[], d.id)],
            response_body = ($5::text[])[array_position($2::bigint[], d.id)],
            error_message = ($6::text[])[array_position($2::bigint[], d.id)],
@@ -149,11 +151,11 @@ const recordAndClaimCappedSql = `
 // the auto-disable count, for a batch that holds an outcome of a webhook with such a policy. Their
 // per-outcome arrays come after the parameters of the statement they extend.
 const recordAndClaimFollowUpsSql = `
-  WITH ${recordedCte(10, recordedForFollowUps(12, 13))}, ${followUpCtes},
+  WITH ${recordedCte(10, recordedForFollowUps(13, 14))}, ${followUpCtes},
   ${plainClaim}
   ${withFollowUps(claimedWithSendDetails, webhooksDisabledChannel)}`;
 const recordAndClaimCappedFollowUpsSql = `
-  WITH ${recordedCte(17, recordedForFollowUps(19, 20))}, ${followUpCtes}, ${cappedClaim}
+  WITH ${recordedCte(17, recordedForFollowUps(20, 21))}, ${followUpCtes}, ${cappedClaim}
   ${withFollowUps(claimedWithSendDetails, webhooksDisabledChannel)}`;
 
 /**
@@ -259,11 +261,13 @@ async function runRecordAndClaim(
       plan.restrictedBudget,
     );
   }
-  // The headers sent follow the claim's parameters ($10 and $11, or $17 and $18 when capped).
+  // The headers sent and the duration follow the claim's parameters ($10–$12, or $17–$19 when capped).
   values.push(
     arrayLiteral(outcomes.map((o) => o.outcome.requestTimestamp)),
     // "sha256=<hex>" needs no quoting in an array literal.
     arrayLiteral(outcomes.map((o) => o.outcome.signature)),
+    // Only an attempt that sent a request has a duration worth showing.
+    arrayLiteral(outcomes.map((o) => (o.outcome.requestTimestamp === null ? null : o.outcome.durationMs))),
   );
   const followUps = outcomes.some((o) => (o.retryInMs ?? null) !== null || o.countsTowardAutoDisable);
   if (!followUps) {

@@ -49,6 +49,7 @@ export function generateOpenApiDocument(registry: OpenAPIRegistry, version: stri
         description: "Rollouts of Kubernetes Deployments, which emit the deployment.* events",
       },
       { name: "API keys", description: "Admin keys, and keys limited to some projects" },
+      { name: "Service", description: "This installation: its version, and whether it runs in a cluster" },
     ],
   });
 }

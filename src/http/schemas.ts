@@ -92,9 +92,13 @@ export const httpUrlPattern = new RegExp(
   `^[Hh][Tt][Tt][Pp][Ss]?://(${hostName}|${ipv4}|\\[(${ipv6})\\])(:${port})?([/?#][!-~]*)?$`,
 );
 
-export const httpUrl = (field: string) =>
+/** `ifEmpty`: the message for "" (a required field left empty in a form says "is required"). */
+export const httpUrl = (field: string, ifEmpty = `${field} is required`) =>
   z
-    .string({ error: `${field} must be a string` })
+    .string({
+      error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`),
+    })
+    .min(1, { error: ifEmpty, abort: true })
     .max(2048, { error: `${field} must be at most 2048 characters`, abort: true })
     .regex(httpUrlPattern, {
       error: `${field} must be an absolute http:// or https:// URL without credentials (user:password@) or spaces`,

@@ -26,10 +26,7 @@ const testEventBody = z
   .openapi("TestEventRequest");
 
 const testEventResultSchema = retryResultSchema
-  .extend({
-    delivery_id: z.number().int(),
-    event_id: z.string().openapi({ format: "uuid" }),
-  })
+  .extend({ event_id: z.string().openapi({ format: "uuid" }) })
   .openapi("TestEventResult");
 
 /**
