@@ -18,7 +18,7 @@ export interface DeliveryRecordRow {
   /** The X-Webhook-Timestamp sent (Unix seconds); null before migration 009 or when nothing was sent. */
   request_timestamp: number | null;
   signature: string | null;
-  /** How long the attempt took (ms); null when no request was sent, or before migration 012. */
+  /** How long the attempt took (ms); null when no request was sent, or before migration 013. */
   duration_ms: number | null;
 }
 
