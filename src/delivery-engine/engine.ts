@@ -214,6 +214,7 @@ export function createDeliveryEngine(options: {
       });
       const outcome = await sendLeased(webhook, { id: row.id, eventType, body });
       metrics.testEvents.inc({ outcome: outcome.success ? "success" : "failure" });
+      // delivery_id and event_id first, where the test event's answer (and the CLI's output) had them.
       const { delivery_id, ...result } = retryResult(outcome, row);
       return { delivery_id, event_id: envelope.id, ...result };
     },

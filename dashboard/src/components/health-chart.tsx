@@ -1,6 +1,7 @@
-import { useEffect, useRef, useState } from "preact/hooks";
 import type { DeliveryStats } from "../api-types";
 import { percent } from "../format";
+import { useWidth } from "../use-width";
+import { bucketName, scaleTop, xLabels } from "./chart-axes";
 
 // Drawn at the size it is shown (the SVG's user units are CSS pixels), so its text is as large as the
 // page's small text at any width, instead of shrinking with a viewBox scaled to fit a phone.
@@ -8,57 +9,6 @@ const height = 190;
 const left = 36;
 const top = 8;
 const bottom = 40;
-
-type Bucket = DeliveryStats["buckets"][number];
-
-const time = (date: Date) =>
-  date.toLocaleTimeString("en", { hour: "2-digit", minute: "2-digit", hour12: false });
-const day = (date: Date) => date.toLocaleDateString("en", { month: "short", day: "numeric" });
-
-/** A bucket as the table and the tooltips name it: "Nov 25, 14:00" or "Nov 25". */
-function bucketName(stats: DeliveryStats, start: string): string {
-  const date = new Date(start);
-  return stats.bucket === "hour" ? `${day(date)}, ${time(date)}` : day(date);
-}
-
-/** The top of the y axis: the smallest 1, 2 or 5 × 10^n at or above the tallest bar (at least 2). */
-function scaleTop(tallest: number): number {
-  for (let magnitude = 1; ; magnitude *= 10) {
-    for (const step of [1, 2, 5]) if (step * magnitude >= Math.max(2, tallest)) return step * magnitude;
-  }
-}
-
-/** Which buckets get an x label (every 6 hours, every 7 days), and a date under it where the day changes. */
-function xLabels(stats: DeliveryStats): { index: number; main: string; date?: string }[] {
-  const every = stats.bucket === "hour" ? 6 : 7;
-  let lastDay = "";
-  const labels = [];
-  for (let index = 0; index < stats.buckets.length; index += every) {
-    const date = new Date((stats.buckets[index] as Bucket).start);
-    if (stats.bucket === "day") {
-      labels.push({ index, main: day(date) });
-      continue;
-    }
-    const today = day(date);
-    labels.push({ index, main: time(date), ...(today !== lastDay ? { date: today } : {}) });
-    lastDay = today;
-  }
-  return labels;
-}
-
-/** The element's width in CSS pixels, followed as it changes. */
-function useWidth(initial: number) {
-  const ref = useRef<HTMLDivElement>(null);
-  const [width, setWidth] = useState(initial);
-  useEffect(() => {
-    const element = ref.current;
-    if (!element) return;
-    const observer = new ResizeObserver(([entry]) => entry && setWidth(Math.floor(entry.contentRect.width)));
-    observer.observe(element);
-    return () => observer.disconnect();
-  }, []);
-  return { ref, width };
-}
 
 /**
  * Stacked bars of succeeded (bottom) and failed (top) attempts per bucket, on a y scale with grid lines.
