@@ -17,12 +17,17 @@ render() {
 # give everyone the same ones). Create them, then apply:
 #   kubectl create namespace webhook-operator
 #   kubectl -n webhook-operator create secret generic webhook-operator-api-key --from-literal=api-key="wo_$(openssl rand -hex 24)"
-#   kubectl -n webhook-operator create secret generic webhook-operator-postgres --from-literal=password="$(openssl rand -hex 24)"
+#   password=$(openssl rand -hex 24)
+#   kubectl -n webhook-operator create secret generic webhook-operator-postgres --from-literal=password="$password" \
+#     --from-literal=database-url="postgres://webhook_operator:$password@webhook-operator-postgres:5432/webhook_operator"
 #   kubectl -n webhook-operator create secret generic webhook-operator-secret-keys --from-literal=keys="$(openssl rand -base64 32)"
 #   kubectl apply --server-side -f manifests/install.yaml
 HEADER
+  # For the oldest Kubernetes the chart supports (Chart.yaml kubeVersion), so that the one file applies
+  # everywhere the chart does: the PodDisruptionBudget's unhealthyPodEvictionPolicy (1.27+) stays out.
   "$helm" template webhook-operator charts/webhook-operator \
     --namespace webhook-operator \
+    --kube-version 1.25.0 \
     --include-crds \
     --values charts/webhook-operator/ci/install-manifest-values.yaml
 }

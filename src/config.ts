@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { readDatabaseUrlFile } from "./database-url-file.js";
 import { type AllowList, parseAllowList } from "./delivery-engine/destination-policy.js";
 import type { TokenAuthSettings } from "./kube-auth/reviewer.js";
+import type { LogFormat } from "./logger.js";
 import type { OperatorConfig } from "./operator/operator.js";
 import type { SecretKeysConfig } from "./secrets/keys.js";
 
@@ -23,6 +25,11 @@ const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
       accepts: max === Number.MAX_SAFE_INTEGER ? `whole number ≥ ${min}` : `whole number ${min}–${max}`,
     });
 
+const databaseUrl = z.url({ protocol: /^postgres(ql)?$/ });
+
+/** DELIVERY_RETRY_DELAYS_MS unset: 5 s, 1 min, 5 min, 30 min, 2 h. */
+export const defaultRetryDelaysMs = [5_000, 60_000, 300_000, 1_800_000, 7_200_000];
+
 // Each setting's description is its entry in docs/configuration.md, which
 // scripts/generate-config-docs.ts writes from this schema (a test fails when the page is stale).
 export const configSchema = z.object({
@@ -36,11 +43,25 @@ export const configSchema = z.object({
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info")
     .describe("Least severe level logged."),
-  DATABASE_URL: z
-    .url({ protocol: /^postgres(ql)?$/ })
+  LOG_FORMAT: z
+    .enum(["auto", "pretty", "json"])
+    .default("auto")
+    .describe(
+      "How logs are written to stdout: `json` (one JSON object per line, for log collectors), `pretty` (one " +
+        "readable line per record, its fields indented below), or `auto`: `pretty` when stdout is a terminal, else `json`.",
+    ),
+  DATABASE_URL: databaseUrl
     .optional()
     .meta({ accepts: "a `postgres://` or `postgresql://` URL" })
     .describe("`postgres://user:password@host:5432/db`. Unset: an embedded Postgres in `DATA_DIR`."),
+  DATABASE_URL_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ accepts: "a file path" })
+    .describe(
+      "A file holding the `DATABASE_URL` (a mounted Secret: the password stays out of the environment); its surrounding whitespace is ignored. Not together with `DATABASE_URL`.",
+    ),
   DATABASE_POOL_SIZE: wholeNumber(1, 200)
     .default(10)
     .describe(
@@ -131,7 +152,7 @@ export const configSchema = z.object({
     .describe("Receivers' response bodies are stored truncated to this many bytes."),
   DELIVERY_RETRY_DELAYS_MS: z
     .string()
-    .default("5000,60000,300000,1800000,7200000")
+    .default(defaultRetryDelaysMs.join(","))
     .transform((value, ctx) => {
       const parts = value.split(",").map((part) => part.trim());
       if (parts.length !== 5 || parts.some((part) => !/^\d+$/.test(part) || Number(part) > 86_400_000)) {
@@ -248,6 +269,7 @@ export type Env = z.input<typeof configSchema>;
 export interface Config {
   http: { host: string; port: number };
   logLevel: string;
+  logFormat: LogFormat;
   database: { url: string | undefined; poolSize: number; dataDir: string; embeddedPort: number };
   apiKey: { value: string | undefined; file: string | undefined };
   secretKeys: SecretKeysConfig;
@@ -293,6 +315,28 @@ export class ConfigError extends Error {}
 export const deliveryConnectTimeoutMs = (timeoutMs: number) => Math.min(10_000, timeoutMs);
 export const longestSendMs = (timeoutMs: number) => timeoutMs + deliveryConnectTimeoutMs(timeoutMs) + 1_000;
 
+/** DATABASE_URL, or the URL in DATABASE_URL_FILE (never both), validated alike; its text is never shown. */
+function databaseUrlOf(value: string | undefined, file: string | undefined): string | undefined {
+  if (file === undefined) return value;
+  if (value !== undefined) {
+    throw new ConfigError(
+      "Invalid configuration:\n  DATABASE_URL_FILE: DATABASE_URL is set too; set only one of them",
+    );
+  }
+  let url: string;
+  try {
+    url = readDatabaseUrlFile(file);
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);
+  }
+  if (!databaseUrl.safeParse(url).success) {
+    throw new ConfigError(
+      `Invalid configuration:\n  DATABASE_URL_FILE: ${file} does not hold a postgres:// or postgresql:// URL`,
+    );
+  }
+  return url;
+}
+
 /** auto: in a cluster (service account) or with a kubeconfig; false: API and workers only. */
 export type KubernetesMode = "auto" | "true" | "false";
 
@@ -320,8 +364,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     http: { host: e.HOST, port: e.PORT },
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     database: {
-      url: e.DATABASE_URL,
+      url: databaseUrlOf(e.DATABASE_URL, e.DATABASE_URL_FILE),
       poolSize: e.DATABASE_POOL_SIZE,
       dataDir: e.DATA_DIR,
       embeddedPort: e.EMBEDDED_POSTGRES_PORT,

@@ -1,6 +1,10 @@
 import { pino } from "pino";
+import pretty from "pino-pretty";
 
 export type Logger = pino.Logger;
+
+/** LOG_FORMAT: `auto` is `pretty` when stdout is a terminal, else `json`. */
+export type LogFormat = "auto" | "pretty" | "json";
 
 // Secrets never reach the log: request headers carrying keys and any field named like a secret are
 // censored wherever they appear in a logged object.
@@ -14,12 +18,19 @@ const redactPaths = [
   "key",
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({
+/**
+ * JSON lines for log collectors (pino's own fast path), or, for a person at a terminal, one readable
+ * line per record (its fields indented below it). Redaction happens before either.
+ */
+export function createLogger(level: string, format: LogFormat = "json"): Logger {
+  const options = {
     level,
     redact: { paths: redactPaths, censor: "[redacted]" },
     base: { app: "webhook-operator" },
-  });
+  };
+  if (format === "json" || (format === "auto" && !process.stdout.isTTY)) return pino(options);
+  // In this thread and synchronous: a terminal needs no worker, and no line is lost when the process exits.
+  return pino(options, pretty({ sync: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,app" }));
 }
 
 /**

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { bootstrapApiKey } from "./api-keys/bootstrap.js";
 import type { Config } from "./config.js";
+import { findDashboardDir } from "./dashboard/static.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.js";
 import { migrate } from "./db/migrate.js";
 import { createPool, type Pool } from "./db/pool.js";
@@ -59,6 +60,9 @@ export async function startService(
   logger: Logger,
   options: ServiceOptions = {},
 ): Promise<RunningService> {
+  // First: a missing key is a configuration error, reported before anything touches the database.
+  const box = await loadSecretBox(config.secretKeys, logger);
+  useSecretBox(box);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.database.url;
   if (!databaseUrl) {
@@ -74,8 +78,6 @@ export async function startService(
     const applied = await migrate(pool);
     if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
     await bootstrapApiKey(pool, config.apiKey, logger);
-    const box = await loadSecretBox(config.secretKeys, logger);
-    useSecretBox(box);
     const sealed = await reencryptSecrets(pool, box, { rotate: false });
     if (sealed > 0)
       logger.info({ webhooks: sealed, keyId: box.currentKeyId }, "clear-text webhook secrets encrypted");
@@ -110,7 +112,13 @@ export async function startService(
         logger,
       })
     : undefined;
-  if (!operator) logger.info("no Kubernetes cluster configured: running the API and delivery workers only");
+  if (!operator) {
+    logger.info(
+      "no Kubernetes cluster configured: running the API and delivery workers only. Without a cluster no " +
+        "rollout emits deployment.* events: only test events (Send test event, `hooks test`, POST …/test) " +
+        "and replays are delivered",
+    );
+  }
   const tokenReviewer =
     kubeConfig && config.tokenAuth.enabled
       ? // Loaded only with a cluster, like the operator (client-node is most of an idle replica's memory).
@@ -141,17 +149,23 @@ export async function startService(
     dashboard: config.dashboard.enabled,
     destinationPolicy,
     webhooksPerProjectLimit: config.webhooksPerProjectLimit,
+    kubernetes: operator !== undefined,
+    retryDelaysMs: config.delivery.retryDelaysMs,
   });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`;
-  // Where it listens, and an address to open: on 0.0.0.0 that is loopback, not "0.0.0.0".
+  // Where it listens, and addresses to open: on 0.0.0.0 that is loopback, not "0.0.0.0".
+  const listenOn = `${host}:${address.port}`;
+  const dashboard = !config.dashboard.enabled
+    ? "dashboard off (DASHBOARD_ENABLED=false)"
+    : findDashboardDir()
+      ? `dashboard ${url}/`
+      : "dashboard not built (npm run build)";
   logger.info(
-    { listen: `${host}:${address.port}`, url, version, database: embedded ? "embedded" : "DATABASE_URL" },
-    host === "0.0.0.0" || host === "[::]"
-      ? "webhook-operator listening on all interfaces"
-      : "webhook-operator listening",
+    { listen: listenOn, url, version, database: embedded ? "embedded" : "DATABASE_URL" },
+    `webhook-operator ${version} listening on ${host === "0.0.0.0" || host === "[::]" ? `all interfaces, port ${address.port}` : listenOn}: ${dashboard}, API description ${url}/api/docs`,
   );
 
   return {

@@ -8,6 +8,7 @@ import type {
   recoverResultSchema,
   retryResultSchema,
 } from "../../src/deliveries/schemas.js";
+import type { ServiceInfo as ServiceInfoOf } from "../../src/http/service-info.js";
 import type { projectListSchema } from "../../src/projects/schemas.js";
 import type {
   createWebhookBody,
@@ -22,7 +23,8 @@ export type Delivery = z.infer<typeof deliverySchema>;
 export type DeliveryStats = z.infer<typeof deliveryStatsSchema>;
 export type RetryResult = z.infer<typeof retryResultSchema>;
 export type RecoverResult = z.infer<typeof recoverResultSchema>;
-export type TestEventResult = RetryResult & { delivery_id: number; event_id: string };
+export type TestEventResult = RetryResult & { event_id: string };
+export type ServiceInfo = ServiceInfoOf;
 export type ProjectList = z.infer<typeof projectListSchema>;
 export type Project = ProjectList["projects"][number];
 export type CreateWebhook = Omit<z.input<typeof createWebhookBody>, "events"> & { events: string[] };

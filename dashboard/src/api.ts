@@ -7,6 +7,7 @@ import type {
   ProjectList,
   RecoverResult,
   RetryResult,
+  ServiceInfo,
   TestEventResult,
   UpdateWebhook,
   Webhook,
@@ -92,6 +93,7 @@ export interface DeliveryPage {
 }
 
 export const api = {
+  serviceInfo: async () => (await call<ServiceInfo>("GET", "/service-info")).data,
   /** Checks a key before it is kept: a 401 means it is wrong. */
   verifyKey: (key: string) => call<ProjectList>("GET", "/projects", { query: { per_page: 1 }, key }),
   projects: async (page: number) =>

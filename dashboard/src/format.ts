@@ -22,6 +22,12 @@ export function exactTime(iso: string): string {
   return new Date(iso).toLocaleString("en", { dateStyle: "medium", timeStyle: "medium" });
 }
 
+/** How long an attempt took: "245 ms", "1.25 s", "30.0 s". */
+export function durationText(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
 export function percent(part: number, whole: number): string {
   if (whole === 0) return "–";
   const value = (100 * part) / whole;

@@ -32,7 +32,7 @@ export async function serve(options: { kubernetes?: boolean } = {}): Promise<voi
       import("../service.js"),
     ]);
     const config = loadConfig();
-    service = await startService(config, createLogger(config.logLevel));
+    service = await startService(config, createLogger(config.logLevel, config.logFormat));
     if (stopRequested) {
       const signal = stopRequested;
       stopRequested = undefined;

@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { Logger } from "../logger.js";
@@ -85,6 +86,11 @@ export async function startEmbeddedPostgres(options: {
     await stopPostmaster(leftover.pid);
   }
   await assertPortFree(options.port);
+  await mkdir(dataDir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    throw new EmbeddedPostgresError(
+      `No DATABASE_URL is set, and the embedded Postgres cannot create its data directory ${dataDir} (${error.code ?? error.message}): set DATABASE_URL to a Postgres of your own, or DATA_DIR to a writable directory.`,
+    );
+  });
   const serverUser = asRoot ? await postgresUser() : undefined;
   await makeDataDirPrivate(dataDir, serverUser);
 

@@ -40,6 +40,7 @@ export function toDeliveryJson(row: DeliveryRecordRow) {
     created_at: iso(row.created_at),
     delivered_at: iso(row.delivered_at),
     request_headers: requestHeaders(row),
+    duration_ms: row.duration_ms,
   };
 }
 
@@ -68,10 +69,13 @@ export function registerDeliveryRoutes(
     method: "get",
     path: "/projects/{project_id}/webhooks/{webhook_id}/deliveries",
     tag,
-    summary:
-      "List a webhook's delivery attempts, newest first (endpoint 7). A bare array of at most `limit`; " +
-      'when older attempts remain, a `Link: <…>; rel="next"` header holds the next page\'s address ' +
-      "(same filters, a `cursor`), absent on the last page",
+    operationId: "listDeliveries",
+    summary: "List a webhook's delivery attempts, newest first",
+    description:
+      "A bare array of at most `limit` finished attempts (default 50, clamped to 1–100), filtered by " +
+      '`success` and `event_type`. When older attempts remain, a `Link: <…>; rel="next"` header holds the ' +
+      "next page's address (same limit and filters, and an opaque `cursor`); the last page has none. Pages " +
+      "do not shift when new attempts are recorded meanwhile.",
     params: webhookParams,
     query: listDeliveriesQuery,
     responses: {
@@ -111,7 +115,11 @@ export function registerDeliveryRoutes(
     method: "get",
     path: "/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}",
     tag,
-    summary: "Get one delivery attempt with the full payload (endpoint 8)",
+    operationId: "getDelivery",
+    summary: "Get one delivery attempt",
+    description:
+      "The attempt with the envelope exactly as sent (`payload`), the request headers as sent, and the " +
+      "receiver's answer. `status_code` is 0 when no HTTP response came.",
     params: deliveryParams,
     responses: { 200: { description: "The delivery record", schema: deliverySchema } },
     handler: async ({ params, auth }) => {
@@ -126,10 +134,14 @@ export function registerDeliveryRoutes(
     method: "post",
     path: "/projects/{project_id}/webhooks/{webhook_id}/recover",
     tag,
-    summary:
-      "Queue a new attempt of every event whose latest attempt failed, among the failures created since `since` " +
-      "(until `until`, of `event_type`): the workers send them as they do any delivery. Answers at once with " +
-      "how many were queued; events with an attempt already queued are skipped. A disabled webhook answers 409.",
+    operationId: "recoverFailedDeliveries",
+    summary: "Send again every event whose latest attempt failed in a time window",
+    description:
+      "Queues a new attempt of every event whose latest attempt failed, among the events with a failed " +
+      "attempt created from `since` to `until` (default: now), of `event_type` if given: the workers send " +
+      "them as they do any delivery. Answers at once with how many were queued (at most 10,000: call again " +
+      "for the rest); events with an attempt already queued or waiting are skipped, so recovering twice " +
+      "sends nothing twice. A disabled webhook answers 409.",
     params: webhookParams,
     body: recoverBody,
     responses: {
@@ -167,9 +179,13 @@ export function registerDeliveryRoutes(
     method: "post",
     path: "/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",
     tag,
-    summary:
-      "Re-send the stored event as a new delivery (same event id, attempt_number one higher) and return " +
-      "its outcome (endpoint 9). Successful deliveries may be re-sent too; a disabled webhook answers 409.",
+    operationId: "retryDelivery",
+    summary: "Send a delivery's event again and return the outcome",
+    description:
+      "Sends the stored envelope again, byte for byte, to the webhook's current URL with its current " +
+      "secret, as a new delivery record with the same event id and `attempt_number` one above the " +
+      "event's highest; waits for the receiver and returns the outcome. Successful deliveries may be sent " +
+      "again too. A disabled webhook answers 409 and nothing is sent.",
     params: deliveryParams,
     responses: {
       200: { description: "The outcome of the new attempt", schema: retryResultSchema },

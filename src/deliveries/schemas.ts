@@ -62,6 +62,15 @@ export const deliverySchema = z
           "X-Webhook-Signature": "sha256=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd",
         },
       }),
+    duration_ms: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({
+        description:
+          "How long the attempt took, in milliseconds: from the start of the send (connecting included) to the " +
+          "end of the response or the failure. null when no request was sent, or for attempts older than this field.",
+      }),
   })
   .openapi("Delivery");
 
@@ -71,6 +80,7 @@ export const retryResultSchema = z
     status_code: z.number().int(),
     error_message: z.string().nullable(),
     attempt_number: z.number().int(),
+    delivery_id: z.number().int().openapi({ description: "The new attempt's delivery record" }),
   })
   .openapi("RetryResult");
 

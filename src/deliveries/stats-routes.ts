@@ -15,9 +15,12 @@ export function registerDeliveryStatsRoutes(router: Router, registry: OpenAPIReg
     method: "get",
     path: "/projects/{project_id}/webhooks/{webhook_id}/stats",
     tag: "Deliveries",
-    summary:
-      "Succeeded and failed attempts per hour for the last 24 hours (range=24h) or per UTC day for the " +
-      "last 30 days (range=30d), counted in Postgres, with the newest attempt",
+    operationId: "getDeliveryStats",
+    summary: "Count a webhook's succeeded and failed attempts over time",
+    description:
+      "Succeeded and failed attempts per hour for the last 24 hours (`range=24h`, the default: 24 buckets " +
+      "ending with the current hour) or per UTC day for the last 30 days (`range=30d`), oldest first, " +
+      "every bucket present, with the totals and the newest attempt (`last_delivery`, null when none).",
     params: webhookParams,
     query: deliveryStatsQuery,
     responses: { 200: { description: "Delivery health", schema: deliveryStatsSchema } },

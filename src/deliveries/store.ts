@@ -18,6 +18,8 @@ export interface DeliveryRecordRow {
   /** The X-Webhook-Timestamp sent (Unix seconds); null before migration 009 or when nothing was sent. */
   request_timestamp: number | null;
   signature: string | null;
+  /** How long the attempt took (ms); null when no request was sent, or before migration 013. */
+  duration_ms: number | null;
 }
 
 // Only finished attempts (state 'done', delivered_at set) are delivery records in the API's sense; queued and in-flight
@@ -25,7 +27,7 @@ export interface DeliveryRecordRow {
 const recordSelect = `
   SELECT d.id, d.webhook_id, d.event_type, d.event_id, e.envelope AS payload, d.success, d.status_code,
          d.response_body, d.error_message, d.attempt_number, d.created_at, d.delivered_at,
-         d.request_timestamp, d.signature
+         d.request_timestamp, d.signature, d.duration_ms
     FROM deliveries d JOIN events e ON e.id = d.event_id`;
 
 export interface DeliveryFilter {

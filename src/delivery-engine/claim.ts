@@ -34,7 +34,7 @@ export interface ClaimRequest {
  * else's get a turn in the same claim as the oldest backlog; nothing depends on which rows are oldest.
  *
  * - unfinished_webhooks: the distinct webhooks with unfinished rows, one index descent each (a loose
- *   index scan over deliveries_unfinished (webhook_id, id), migration 013), not a walk over their rows.
+ *   index scan over deliveries_unfinished (webhook_id, id), migration 014), not a walk over their rows.
  * - eligible: those a row may go to: within their allowance (known webhooks' as learnt, $default for one
  *   this worker has not seen), restricted ones only while the restricted budget lasts.
  * - shares: the claim's rows split evenly across them, the one left over going to the webhooks holding

@@ -24,16 +24,16 @@ import { createSender, type DeliveryOutcome } from "./sender.js";
 import { exampleDeploymentPayload } from "./test-event.js";
 import { DeliveryWorker, observeOutcome } from "./worker.js";
 
-/** Spec §2.7. */
+/** Spec §2.7, and the new attempt's delivery record (an addition: clients link to it). */
 export interface RetryResult {
   success: boolean;
   status_code: number;
   error_message: string | null;
   attempt_number: number;
+  delivery_id: number;
 }
 
 export interface TestEventResult extends RetryResult {
-  delivery_id: number;
   event_id: string;
 }
 
@@ -55,12 +55,13 @@ const maxAttemptNumberRaces = 5;
 const webhookGone = (webhook: WebhookRow) =>
   new NotFoundError(`Webhook ${webhook.id} not found in project ${webhook.project_id}.`);
 
-function retryResult(outcome: DeliveryOutcome, attemptNumber: number): RetryResult {
+function retryResult(outcome: DeliveryOutcome, row: { id: number; attempt_number: number }): RetryResult {
   return {
     success: outcome.success,
     status_code: outcome.statusCode,
     error_message: outcome.errorMessage,
-    attempt_number: attemptNumber,
+    attempt_number: row.attempt_number,
+    delivery_id: row.id,
   };
 }
 
@@ -188,7 +189,7 @@ export function createDeliveryEngine(options: {
         body: original.payload,
       });
       metrics.replays.inc({ outcome: outcome.success ? "success" : "failure" });
-      return retryResult(outcome, row.attempt_number);
+      return retryResult(outcome, row);
     },
 
     async sendTestEvent(project, webhook, eventType) {
@@ -213,7 +214,9 @@ export function createDeliveryEngine(options: {
       });
       const outcome = await sendLeased(webhook, { id: row.id, eventType, body });
       metrics.testEvents.inc({ outcome: outcome.success ? "success" : "failure" });
-      return { delivery_id: row.id, event_id: envelope.id, ...retryResult(outcome, row.attempt_number) };
+      // delivery_id and event_id first, where the test event's answer (and the CLI's output) had them.
+      const { delivery_id, ...result } = retryResult(outcome, row);
+      return { delivery_id, event_id: envelope.id, ...result };
     },
   };
 }

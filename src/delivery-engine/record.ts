@@ -46,6 +46,11 @@ export function recordedCte(
     outcomes.map((o) => o.outcome.errorMessage),
     "text[]",
   );
+  // Only an attempt that sent a request has a duration worth showing.
+  const duration = each(
+    arrayLiteral(outcomes.map((o) => (o.outcome.requestTimestamp === null ? null : o.outcome.durationMs))),
+    "int[]",
+  );
   const deliveredAtMs = each(arrayLiteral(outcomes.map((o) => o.deliveredAtMs)), "float8[]");
   // Unfinished by the table's CHECK (state 'done' exactly when delivered_at is set), said so that the
   // rows are found by primary key, never through the partial index of unfinished rows.
@@ -53,7 +58,7 @@ export function recordedCte(
   recorded AS (
     UPDATE deliveries d
        SET state = 'done', success = ${success}, request_timestamp = ${sentAt}, signature = ${signature},
-           status_code = ${status}, response_body = ${body}, error_message = ${error},
+           duration_ms = ${duration}, status_code = ${status}, response_body = ${body}, error_message = ${error},
            delivered_at = to_timestamp(${deliveredAtMs} / 1000), locked_by = NULL, locked_until = NULL
      WHERE d.id = ANY (${ids}) AND d.state <> 'done'
     RETURNING ${returning(ids)}

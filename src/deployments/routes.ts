@@ -32,7 +32,11 @@ export function registerDeploymentRoutes(router: Router, registry: OpenAPIRegist
     method: "get",
     path: "/projects/{project_id}/deployments",
     tag: "Deployments",
-    summary: "List a project's deployments (rollouts) with their current status, newest first",
+    operationId: "listDeployments",
+    summary: "List a project's deployments, newest first",
+    description:
+      "One page of the project's deployments (rollouts of its Kubernetes Deployments) with their current " +
+      "status (`page`, `per_page` 1–100, default 10).",
     params: projectParams,
     query: listDeploymentsQuery,
     responses: { 200: { description: "A page of deployments", schema: deploymentListSchema } },

@@ -1,6 +1,7 @@
 import express, { type Express, type RequestHandler, Router } from "express";
 import { authenticate } from "../api-keys/auth.js";
 import { registerApiKeyRoutes } from "../api-keys/routes.js";
+import { defaultRetryDelaysMs } from "../config.js";
 import { dashboardRoutes } from "../dashboard/static.js";
 import type { Pool } from "../db/pool.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
@@ -20,6 +21,7 @@ import { registerHealthRoutes } from "./health.js";
 import { registerMetricsEndpoint } from "./metrics-endpoint.js";
 import { createRegistry, generateOpenApiDocument } from "./openapi.js";
 import { refuseOtherMethods } from "./route.js";
+import { registerServiceInfoRoute } from "./service-info.js";
 
 export const requestBodyLimit = "64kb";
 
@@ -34,6 +36,9 @@ export interface AppDependencies {
   destinationPolicy: DestinationPolicy;
   /** WEBHOOKS_PER_PROJECT_LIMIT. */
   webhooksPerProjectLimit: number;
+  /** Whether the controllers run against a cluster, and the retry waits (GET /api/service-info). */
+  kubernetes?: boolean;
+  retryDelaysMs?: number[];
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -55,6 +60,8 @@ export function createApp({
   dashboard,
   destinationPolicy,
   webhooksPerProjectLimit,
+  kubernetes = false,
+  retryDelaysMs = defaultRetryDelaysMs,
 }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
@@ -74,6 +81,7 @@ export function createApp({
   registerProjectRoutes(api, registry, pool);
   registerDeploymentRoutes(api, registry, pool);
   registerApiKeyRoutes(api, registry, pool);
+  registerServiceInfoRoute(api, registry, { version, kubernetes, retry_delays_ms: retryDelaysMs });
   refuseOtherMethods(api);
   api.use((req) => {
     throw new NotFoundError(`No endpoint ${req.method} /api${req.path}.`);

@@ -23,10 +23,34 @@ export function generateOpenApiDocument(registry: OpenAPIRegistry, version: stri
     info: {
       title: "webhook-operator API",
       version,
-      description: "Project webhooks, delivery records, replay, and paginated lists. Paths sit under /api.",
+      description:
+        "Webhooks of projects, the records of their deliveries, replays and test events, and paginated " +
+        "lists. Paths sit under /api; every operation takes `Authorization: Bearer <API key>`. A failure " +
+        'answers `{"error": {"code", "message", "details"?}}`; `details` lists the invalid fields of a 400.',
+      license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },
     servers: [{ url: "/api" }],
     security: [{ bearerAuth: [] }],
+    tags: [
+      {
+        name: "Webhooks",
+        description: "Where a project's events are delivered, signed with which secret, and how",
+      },
+      {
+        name: "Deliveries",
+        description: "Every delivery attempt: its record, replays, recovery, health over time",
+      },
+      {
+        name: "Projects",
+        description: "Projects own webhooks; in a Kubernetes cluster they are its namespaces",
+      },
+      {
+        name: "Deployments",
+        description: "Rollouts of Kubernetes Deployments, which emit the deployment.* events",
+      },
+      { name: "API keys", description: "Admin keys, and keys limited to some projects" },
+      { name: "Service", description: "This installation: its version, and whether it runs in a cluster" },
+    ],
   });
 }
 

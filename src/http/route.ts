@@ -28,12 +28,17 @@ export interface RouteDefinition<PS extends AnyObject, QS extends AnyObject, BS 
   method: Method;
   /** OpenAPI form, relative to /api: `/projects/{project_id}/webhooks`. */
   path: string;
+  /** Unique and stable: generated clients name their methods after it. */
+  operationId: string;
+  /** One line. */
   summary: string;
+  /** The rules in full, in the API's own words: defaults, bounds, what each status means. */
+  description: string;
   tag: string;
   params?: PS;
   query?: QS;
   body?: BS;
-  /** The body may be left out entirely (no Content-Type, no bytes): it is then read as `{}`. */
+  /** The body may be left out (no bytes, whatever the Content-Type): it is then read as `{}`. */
   bodyOptional?: boolean;
   /** Error statuses default to the Error schema; 400, 401 and 404 are added to every route. */
   responses: Record<number, ResponseDefinition>;
@@ -84,9 +89,13 @@ function parse<S extends z.ZodType>(schema: S | undefined, value: unknown, where
   return result.data;
 }
 
-/** A request that sent no body at all (not one in another content type, which stays a 400). */
+/**
+ * A request that sent no bytes, whatever its Content-Type says (`curl -X POST -H 'Content-Type:
+ * application/json'` sends neither a length nor a body): an optional body left out. A body that is sent
+ * must still be JSON.
+ */
 const bodyless = (req: Request) =>
-  !req.headers["content-type"] && Number(req.headers["content-length"] ?? 0) === 0;
+  req.headers["transfer-encoding"] === undefined && Number(req.headers["content-length"] ?? 0) === 0;
 
 /**
  * Declares one endpoint once: the same zod schemas validate the request at run time and describe it
@@ -118,7 +127,9 @@ export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends 
   registry.registerPath({
     method: route.method,
     path: route.path,
+    operationId: route.operationId,
     summary: route.summary,
+    description: route.description,
     tags: [route.tag],
     request: {
       ...(route.params ? { params: route.params } : {}),

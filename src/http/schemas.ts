@@ -32,18 +32,37 @@ export const idParam = (name: string) =>
 
 export const projectParams = z.object({ project_id: idParam("project_id") });
 
+// What String.prototype.trim removes (ECMAScript's WhiteSpace and LineTerminator), spelled out for the
+// published pattern: a `\s` there would mean other things to other regex dialects (Python's takes
+// \x1c–\x1f, and not \ufeff).
+const trimmed = "\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff";
+const edge = `[^${trimmed}\\u0000]`;
+/** 1–100 characters (code points) once surrounding whitespace is removed, none of them NUL. */
+const displayNamePattern = new RegExp(`^[${trimmed}]*${edge}([^\\u0000]{0,98}${edge})?[${trimmed}]*$`, "u");
+
 /**
- * A name people give a thing (a project, an API key): trimmed, 1–100 characters. NUL is refused:
- * Postgres text cannot hold it, and the insert would fail with a 500 instead of this 400.
+ * A name people give a thing (a project, an API key): 1–100 characters once trimmed, no NUL (Postgres
+ * text cannot hold it: the insert would fail with a 500 instead of this 400). Checked before trimming by
+ * one pattern, which the OpenAPI document publishes, so it describes exactly what is accepted.
  */
 export const displayName = (field: string) =>
   z
     .string({ error: `${field} is required` })
-    .trim()
-    .min(1, `${field} must not be empty`)
-    .max(100)
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this refuses
-    .regex(/^[^\u0000]*$/, `${field} must not contain NUL characters`);
+    .regex(displayNamePattern, {
+      error: (issue) => {
+        const value = String(issue.input);
+        if (value.includes("\u0000")) return `${field} must not contain NUL characters`;
+        if (value.trim() === "") return `${field} must not be empty`;
+        return `${field} must be at most 100 characters`;
+      },
+    })
+    // The generator would print the flag into the pattern ("…$/u"); JSON Schema patterns are read with
+    // Unicode semantics anyway, counting code points as this one does.
+    .openapi({
+      pattern: displayNamePattern.source,
+      description: "1–100 characters, no NUL; surrounding whitespace is removed first (and not stored)",
+    })
+    .transform((value) => value.trim());
 
 // The form an accepted URL takes, also published as the schema's `pattern` so the OpenAPI document
 // describes exactly what is accepted: http(s); a host name whose last label starts with a letter, a
@@ -80,9 +99,13 @@ export const fragmentMessage = (field: string) =>
 export const httpUrlMessage = (field: string) =>
   `${field} must be an absolute http:// or https:// URL without credentials (user:password@) or spaces`;
 
-export const httpUrl = (field: string) =>
+/** `ifEmpty`: the message for "" (a required field left empty in a form says "is required"). */
+export const httpUrl = (field: string, ifEmpty = `${field} is required`) =>
   z
-    .string({ error: `${field} must be a string` })
+    .string({
+      error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`),
+    })
+    .min(1, { error: ifEmpty, abort: true })
     .max(2048, { error: `${field} must be at most 2048 characters`, abort: true })
     .refine((value) => !value.includes("#"), { error: fragmentMessage(field), abort: true })
     .regex(httpUrlPattern, {

@@ -27,8 +27,12 @@ export function registerProjectRoutes(router: Router, registry: OpenAPIRegistry,
     method: "get",
     path: "/projects",
     tag: "Projects",
-    summary:
-      "List projects (per_page pagination); a project-scoped key or a Kubernetes token sees only its projects",
+    operationId: "listProjects",
+    summary: "List projects",
+    description:
+      "One page of the projects the caller may see (`page`, `per_page` 1–100, default 10; outside that " +
+      "range a 400), newest first, with the total. A key limited to projects, or a Kubernetes token, sees " +
+      "only its own. In a cluster, projects are namespaces.",
     query: listProjectsQuery,
     responses: { 200: { description: "A page of projects", schema: projectListSchema } },
     handler: async ({ query, auth }) => {
@@ -48,7 +52,11 @@ export function registerProjectRoutes(router: Router, registry: OpenAPIRegistry,
     method: "post",
     path: "/projects",
     tag: "Projects",
-    summary: "Create a project (admin key; for use without a cluster, where namespaces are the projects)",
+    operationId: "createProject",
+    summary: "Create a project",
+    description:
+      "For use without a cluster (in a cluster, projects are namespaces). Needs an admin key. `slug` is a " +
+      "DNS label and unique (409 when taken).",
     body: createProjectBody,
     responses: {
       201: { description: "The created project", schema: projectSchema },

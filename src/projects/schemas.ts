@@ -32,7 +32,9 @@ export const createProjectBody = z
         /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
         "slug must be a DNS label: lowercase letters, digits and '-'",
       ),
-    repo_url: httpUrl("repo_url").nullable().optional(),
+    repo_url: httpUrl("repo_url", "repo_url must not be empty: leave it out, or send null")
+      .nullable()
+      .optional(),
   })
   .openapi("CreateProject");
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Logger } from "../logger.js";
 import { keyBytes, parseKeys, SecretBox } from "./secret-box.js";
 
@@ -30,15 +30,22 @@ export async function loadSecretBox(config: SecretKeysConfig, logger: Logger): P
     });
     return new SecretBox(readKeys(text, `SECRET_ENCRYPTION_KEYS_FILE ${config.file}`));
   }
-  const file = join(config.dataDir, generatedKeyFileName);
-  await mkdir(config.dataDir, { recursive: true });
+  const file = join(resolve(config.dataDir), generatedKeyFileName);
+  // A container with a read-only root (the image, the chart) lands here when no key is configured.
+  const cannotGenerate = (error: NodeJS.ErrnoException) =>
+    new Error(
+      `no SECRET_ENCRYPTION_KEYS or SECRET_ENCRYPTION_KEYS_FILE is set, and no key can be generated into ${file} (${error.code ?? error.message}): set SECRET_ENCRYPTION_KEYS_FILE to a file holding a key (openssl rand -base64 32), or DATA_DIR to a writable directory kept with the database`,
+    );
+  await mkdir(config.dataDir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    throw cannotGenerate(error);
+  });
   const generated = `${randomBytes(keyBytes).toString("base64")}\n`;
   // "wx": never overwrite a key that secrets may already be sealed with.
   const created = await writeFile(file, generated, { mode: 0o600, flag: "wx" }).then(
     () => true,
     (error: NodeJS.ErrnoException) => {
       if (error.code === "EEXIST") return false;
-      throw new Error(`cannot write the secret encryption key file ${file} (${error.code ?? error.message})`);
+      throw cannotGenerate(error);
     },
   );
   logger.warn(

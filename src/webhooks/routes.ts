@@ -47,7 +47,12 @@ export function registerWebhookRoutes(
     method: "get",
     path: "/webhook-event-types",
     tag,
-    summary: "List every event type a webhook can subscribe to (endpoint 1)",
+    operationId: "listEventTypes",
+    summary: "List the event types a webhook can subscribe to",
+    description:
+      "Every event name a webhook may subscribe to, with its category and a description. Only the " +
+      "`deployment.*` events (category `Deployment`) are emitted in this release; the others are accepted " +
+      "in subscriptions and never fire.",
     responses: { 200: { description: "Event type descriptors", schema: z.array(eventTypeSchema) } },
     handler: async () => ({
       status: 200,
@@ -63,7 +68,13 @@ export function registerWebhookRoutes(
     method: "post",
     path: "/projects/{project_id}/webhooks",
     tag,
-    summary: "Create a webhook (endpoint 2)",
+    operationId: "createWebhook",
+    summary: "Create a webhook",
+    description:
+      "`url` and `events` are required; `enabled` defaults to true; without `secret` (or with null) " +
+      "deliveries are unsigned. The secret is write-only: responses only say `has_secret`. Duplicate event " +
+      "names are removed. A `url` whose host is an IP address the destination policy refuses answers 403; " +
+      "a host name is checked when a delivery connects.",
     params: projectParams,
     body: createWebhookBody,
     responses: {
@@ -97,9 +108,11 @@ export function registerWebhookRoutes(
     method: "get",
     path: "/projects/{project_id}/webhooks",
     tag,
-    summary:
-      "List a project's webhooks, newest first (endpoint 3): a bare array, or with page/page_size " +
-      "the shared envelope {data, total, page, page_size}",
+    operationId: "listWebhooks",
+    summary: "List a project's webhooks, newest first",
+    description:
+      "Without `page` and `page_size`: a bare array of every webhook of the project. With either: one page " +
+      "in the envelope `{data, total, page, page_size}` (`page_size` defaults to 20 and is clamped to 1–100).",
     params: projectParams,
     query: listWebhooksQuery,
     responses: {
@@ -126,7 +139,9 @@ export function registerWebhookRoutes(
     method: "get",
     path: "/projects/{project_id}/webhooks/{webhook_id}",
     tag,
-    summary: "Get a webhook (endpoint 4)",
+    operationId: "getWebhook",
+    summary: "Get a webhook",
+    description: "The webhook, without its secret. A webhook of another project answers 404.",
     params: webhookParams,
     responses: { 200: { description: "The webhook", schema: webhookSchema } },
     handler: async ({ params, auth }) => ({
@@ -139,7 +154,13 @@ export function registerWebhookRoutes(
     method: "put",
     path: "/projects/{project_id}/webhooks/{webhook_id}",
     tag,
-    summary: "Update a webhook; omitted fields keep their values (endpoint 5)",
+    operationId: "updateWebhook",
+    summary: "Update a webhook",
+    description:
+      'Omitted fields keep their values; a `secret` replaces the stored one and `"secret": null` removes ' +
+      "it; `{}` is accepted. `updated_at` always moves later. Enabling a webhook clears `disabled_reason` " +
+      "and `disabled_at`. A webhook declared by a Kubernetes Webhook resource answers 409: change the " +
+      "resource instead.",
     params: webhookParams,
     body: updateWebhookBody,
     responses: {
@@ -164,7 +185,11 @@ export function registerWebhookRoutes(
     method: "delete",
     path: "/projects/{project_id}/webhooks/{webhook_id}",
     tag,
-    summary: "Delete a webhook and its delivery records (endpoint 6)",
+    operationId: "deleteWebhook",
+    summary: "Delete a webhook",
+    description:
+      "Deletes the webhook with all its delivery records, queued deliveries and waiting retries. A webhook " +
+      "declared by a Kubernetes Webhook resource answers 409: delete the resource instead.",
     params: webhookParams,
     responses: {
       204: { description: "Deleted" },

@@ -55,7 +55,7 @@ const retryPolicy = z
   .openapi("RetryPolicy", {
     description:
       "Automatic retries of failed deliveries: up to max_attempts attempts of an event in all (the " +
-      "first included), each retry a new delivery record with attempt_number + 1, after 5 s, 1 min, " +
+      "first included), each retry a new delivery record with attempt_number + 1, by default after 5 s, 1 min, " +
       "5 min, 30 min and 2 h (±20 % jitter). null (the default): no automatic retry.",
   });
 

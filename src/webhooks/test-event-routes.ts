@@ -26,10 +26,7 @@ const testEventBody = z
   .openapi("TestEventRequest");
 
 const testEventResultSchema = retryResultSchema
-  .extend({
-    delivery_id: z.number().int(),
-    event_id: z.string().openapi({ format: "uuid" }),
-  })
+  .extend({ event_id: z.string().openapi({ format: "uuid" }) })
   .openapi("TestEventResult");
 
 /**
@@ -47,7 +44,14 @@ export function registerTestEventRoutes(
     method: "post",
     path: "/projects/{project_id}/webhooks/{webhook_id}/test",
     tag: "Webhooks",
-    summary: "Send a test event (example deployment.* envelope) to the webhook and return the outcome",
+    operationId: "sendTestEvent",
+    summary: "Send a test event to the webhook now",
+    description:
+      "Sends an example envelope of `event_type` (one of the five `deployment.*` types, default " +
+      "`deployment.succeeded`) to the webhook, waits for the receiver and returns the outcome. The payload " +
+      "names the real project, with `deployment_id` 0 and environment `test`. Recorded as a delivery like " +
+      "any other; works on disabled webhooks and whatever the subscription. The body may be left out, or " +
+      "be empty with `Content-Type: application/json`.",
     params: webhookParams,
     body: testEventBody,
     // `curl -X POST …/test` with nothing sends a deployment.succeeded: every field has a default.

@@ -53,6 +53,8 @@ afterAll(async () => {
 });
 
 it("reconciles Webhooks only in selected namespaces, and picks up a namespace once it is labelled", async () => {
+  // With a cluster, the service says its projects are namespaces (the dashboard words itself by it).
+  expect((await service?.api("GET", "/service-info"))?.body).toMatchObject({ kubernetes: true });
   for (const namespace of [payments, sandbox]) {
     await createWebhook(cluster, namespace, "hook", {
       url: "https://hooks.example.com/x",

@@ -419,6 +419,7 @@ describe("webhooks deliveries", () => {
       status_code: 200,
       error_message: null,
       attempt_number: 4,
+      delivery_id: expect.any(Number),
     });
   });
 

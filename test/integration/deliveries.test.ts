@@ -401,6 +401,7 @@ describe("GET .../webhooks/{webhook_id}/deliveries/{delivery_id} (endpoint 8)", 
       delivered_at: "2026-03-01T10:00:10.250Z",
       // Seeded as a version before migration 009 would have recorded it.
       request_headers: null,
+      duration_ms: null,
     });
     // The envelope was deliberately not in canonical form: a re-serialisation would differ.
     expect(JSON.stringify(JSON.parse(response.body.payload))).not.toBe(success.event.envelope);
@@ -428,6 +429,7 @@ describe("GET .../webhooks/{webhook_id}/deliveries/{delivery_id} (endpoint 8)", 
       created_at: "2026-03-01T10:00:20.000Z",
       delivered_at: "2026-03-01T10:00:20.007Z",
       request_headers: null,
+      duration_ms: null,
     });
     const replayed = await get(replay.id);
     expect(replayed.body).toMatchObject({

@@ -345,12 +345,19 @@ describe("replay (endpoint 9)", () => {
     const retryPath = `/projects/${projectId}/webhooks/${webhookId}/deliveries/${failed?.id}/retry`;
     const retried = await service.api("POST", retryPath);
     expect(retried.status).toBe(200);
-    expect(retried.body).toEqual({ success: true, status_code: 200, error_message: null, attempt_number: 2 });
-
     const records = await deliveriesOf(webhookId);
     expect(records).toHaveLength(2);
     const newest = records[0];
+    // The retry result names the new attempt's record.
+    expect(retried.body).toEqual({
+      success: true,
+      status_code: 200,
+      error_message: null,
+      attempt_number: 2,
+      delivery_id: newest?.id,
+    });
     expect(newest).toMatchObject({ event_id: emitted.envelope.id, attempt_number: 2, success: true });
+    expect(newest?.duration_ms).toEqual(expect.any(Number));
     expect(newest?.payload).toBe(emitted.body);
     const lastRequest = receiver.requests.filter((r) => r.path === "/flaky").at(-1);
     expect(lastRequest?.body).toBe(emitted.body);
@@ -387,6 +394,7 @@ describe("replay (endpoint 9)", () => {
       status_code: 500,
       error_message: `HTTP 500 error from ${receiver.url}/down: Internal Server Error. The endpoint rejected the request.`,
       attempt_number: 2,
+      delivery_id: expect.any(Number),
     });
 
     await service.api("PUT", `/projects/${projectId}/webhooks/${webhookId}`, { body: { enabled: false } });

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmod, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -78,6 +78,16 @@ describe("starting the embedded Postgres", () => {
     } finally {
       server.close();
     }
+  });
+
+  it("names DATABASE_URL and DATA_DIR when the data directory cannot be created (a read-only root)", async () => {
+    // Root may write anywhere, so the directory is one below a regular file (ENOTDIR).
+    const file = path.join(scratch, "a-file");
+    await writeFile(file, "");
+    const dataDir = path.join(file, ".data");
+    await expect(startEmbeddedPostgres({ dataDir, port: await freePort(), logger })).rejects.toThrow(
+      `No DATABASE_URL is set, and the embedded Postgres cannot create its data directory ${dataDir} (ENOTDIR): set DATABASE_URL to a Postgres of your own, or DATA_DIR to a writable directory.`,
+    );
   });
 
   it("finds the directory the postgres user cannot enter (a checkout under /root, say)", async () => {

@@ -76,10 +76,10 @@ describe("migrate()", () => {
     },
   );
 
-  it("015 takes credentials out of webhook URLs stored before they were refused everywhere", async () => {
+  it("016 takes credentials out of webhook URLs stored before they were refused everywhere", async () => {
     const db = pool(await emptyDatabase());
     await db.query("CREATE TABLE schema_migrations (id integer PRIMARY KEY, name text NOT NULL)");
-    for (const migration of (await loadMigrations()).filter((m) => m.id < 15)) {
+    for (const migration of (await loadMigrations()).filter((m) => m.id < 16)) {
       await db.query(migration.sql);
       await db.query("INSERT INTO schema_migrations (id, name) VALUES ($1, $2)", [
         migration.id,
@@ -99,7 +99,7 @@ describe("migrate()", () => {
         [url],
       );
     }
-    expect(await migrate(db)).toContain("015_webhook_urls_without_credentials");
+    expect(await migrate(db)).toContain("016_webhook_urls_without_credentials");
     const { rows } = await db.query<{ url: string }>("SELECT url FROM webhooks ORDER BY id");
     expect(rows.map((row) => row.url)).toEqual([
       "http://x.example.com/h",

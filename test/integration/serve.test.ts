@@ -1,9 +1,10 @@
-import { type ChildProcessByStdio, spawn } from "node:child_process";
+import { type ChildProcessByStdio, spawn, spawnSync } from "node:child_process";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { version } from "../../src/version.js";
 import { assertBuilt } from "../support/cli.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { freePort } from "../support/ports.js";
@@ -68,7 +69,12 @@ describe("serve", () => {
     );
     const url = await listening(served);
     expect(served.output()).toContain(
-      "no Kubernetes cluster configured: running the API and delivery workers only",
+      "no Kubernetes cluster configured: running the API and delivery workers only. Without a cluster no " +
+        "rollout emits deployment.* events: only test events",
+    );
+    // One line says where the dashboard and the API description are (stdout is a pipe here: JSON).
+    expect(served.output()).toContain(
+      `"msg":"webhook-operator ${version} listening on ${new URL(url).host}: dashboard ${url}/, API description ${url}/api/docs"`,
     );
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
     const projects = await fetch(`${url}/api/projects`, {
@@ -111,6 +117,38 @@ describe("serve", () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+
+  it("writes readable lines with LOG_FORMAT=pretty, secrets still redacted", async () => {
+    const served = serve({
+      DATABASE_URL: database.url,
+      API_KEY: "serve-test-admin-key-1234",
+      SECRET_ENCRYPTION_KEYS: Buffer.alloc(32, 1).toString("base64"),
+      LOG_FORMAT: "pretty",
+    });
+    const url = await eventually(async () => /url: "(http:\/\/[^"]+)"/.exec(served.output())?.[1], 20_000);
+    expect(served.output()).toMatch(
+      new RegExp(
+        `^\\[[\\d:.]+\\] INFO: webhook-operator ${version} listening on [\\d.:]+: dashboard ${url}/, API description ${url}/api/docs$`,
+        "m",
+      ),
+    );
+    expect(await stopped(served)).toBe(0);
+    expect(served.output()).not.toContain('{"level"');
+
+    const logged = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import { createLogger } from "./dist/src/logger.js";
+         createLogger("info", "pretty").info({ webhook: { secret: "hunter2" }, headers: { authorization: "Bearer k3y" } }, "with secrets");`,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(logged.stdout).toContain("INFO: with secrets");
+    expect(logged.stdout).toContain("[redacted]");
+    expect(logged.stdout).not.toMatch(/hunter2|k3y/);
   });
 
   it("refuses bad configuration with a message naming the variable", async () => {

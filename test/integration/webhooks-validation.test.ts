@@ -90,7 +90,8 @@ describe("POST /projects/{project_id}/webhooks: invalid input", () => {
   const path = () => `/projects/${projectA}/webhooks`;
 
   it.each([
-    ["missing url", { events: ["deployment.succeeded"] }, /url/],
+    ["missing url", { events: ["deployment.succeeded"] }, /body\.url: url is required/],
+    ["empty url", { ...valid, url: "" }, /body\.url: url is required$/],
     ["missing events", { url: "https://example.com/hook" }, /events/],
     ["empty events array", { ...valid, events: [] }, /events must name at least one event type/],
     ["ftp:// url", { ...valid, url: "ftp://example.com/hook" }, /absolute http/],
@@ -108,7 +109,7 @@ describe("POST /projects/{project_id}/webhooks: invalid input", () => {
       { ...valid, url: "https://example.com/hook#" },
       /must not have a fragment/,
     ],
-    ["url is a number", { ...valid, url: 42 }, /url/],
+    ["url is a number", { ...valid, url: 42 }, /url must be a string/],
     ["events is a string", { ...valid, events: "deployment.succeeded" }, /events/],
     ["events holds a number", { ...valid, events: [1] }, /events/],
     ["enabled is a string", { ...valid, enabled: "yes" }, /enabled must be a boolean/],

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
+import { type Config, loadConfig } from "../../src/config.js";
 import { chartDir } from "./monitoring-files.js";
 import { type RunResult, run, type Tool } from "./tools.js";
 
@@ -94,6 +95,28 @@ export function environmentOf(
     }
   }
   return env;
+}
+
+/**
+ * The operator's configuration from a rendered container. The database URL is a file in the pod
+ * (DATABASE_URL_FILE, from a Secret): here `databaseUrl` stands in for what that file holds.
+ */
+export function operatorConfigOf(container: KubeObject, databaseUrl = "postgres://u:p@db:5432/wo"): Config {
+  const { DATABASE_URL_FILE: _mountedInThePod, ...env } = environmentOf(container);
+  return loadConfig({ ...env, DATABASE_URL: databaseUrl });
+}
+
+/** The Secret volume mounted at the directory of `file` in the container, and the key it gives that file. */
+export function secretFileOf(
+  pod: KubeObject,
+  container: KubeObject,
+  file: string,
+): { secretName: string; key: string } {
+  const mount = (container.volumeMounts as KubeObject[]).find((m) => file.startsWith(`${m.mountPath}/`));
+  const volume = (pod.volumes as KubeObject[]).find((v) => v.name === mount?.name);
+  const item = volume?.secret?.items?.find((i: KubeObject) => `${mount?.mountPath}/${i.path}` === file);
+  if (!item) throw new Error(`no Secret volume item is mounted at ${file}`);
+  return { secretName: volume?.secret.secretName, key: item.key };
 }
 
 /** RBAC rules as "group/resource[names]" → sorted verbs. */

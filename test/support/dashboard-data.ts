@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import type { Pool } from "../../src/db/pool.js";
+import { uuidV7 } from "../../src/delivery-engine/envelope.js";
 import { signPayload } from "../../src/delivery-engine/sender.js";
 import type { TestService } from "./service.js";
 
@@ -27,7 +27,8 @@ export async function markManagedByResource(pool: Pool, webhookId: number, owner
 
 /**
  * Finished delivery records written straight into Postgres, spread over the past (hoursAgo per row):
- * history that real sends could only produce by waiting days. Each row gets its own event.
+ * history that real sends could only produce by waiting days. Each row gets its own event, with an id
+ * of the service's own kind (UUIDv7, from its time), and a plausible duration.
  */
 export async function insertDeliveryHistory(
   pool: Pool,
@@ -37,10 +38,10 @@ export async function insertDeliveryHistory(
   /** The webhook's secret: the attempts then record the timestamp and signature a send would have. */
   secret?: string,
 ): Promise<void> {
-  for (const row of rows) {
-    const eventId = randomUUID();
+  for (const [index, row] of rows.entries()) {
     const eventType = row.eventType ?? "deployment.succeeded";
     const at = new Date(Date.now() - row.hoursAgo * 3_600_000);
+    const eventId = uuidV7(at);
     const envelope = JSON.stringify({
       id: eventId,
       event_type: eventType,
@@ -55,8 +56,8 @@ export async function insertDeliveryHistory(
     const timestamp = Math.floor(at.getTime() / 1000);
     await pool.query(
       `INSERT INTO deliveries (webhook_id, event_id, event_type, state, success, status_code, response_body,
-                               error_message, created_at, delivered_at, request_timestamp, signature)
-       VALUES ($1, $2, $3, 'done', $4, $5, $6, $7, $8, $8, $9, $10)`,
+                               error_message, created_at, delivered_at, request_timestamp, signature, duration_ms)
+       VALUES ($1, $2, $3, 'done', $4, $5, $6, $7, $8, $8, $9, $10, $11)`,
       [
         webhookId,
         eventId,
@@ -70,6 +71,7 @@ export async function insertDeliveryHistory(
         at,
         secret === undefined ? null : timestamp,
         secret === undefined ? null : signPayload(secret, String(timestamp), envelope),
+        secret === undefined ? null : 40 + ((index * 137) % 460),
       ],
     );
   }

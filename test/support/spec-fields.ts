@@ -20,7 +20,10 @@ export const webhookFields = [
   "disabled_at",
 ];
 
-/** Spec §2.6, a delivery record, plus an additive field: request_headers (the §4.1 headers as sent). */
+/**
+ * Spec §2.6, a delivery record, plus additive fields: request_headers (the §4.1 headers as sent) and
+ * duration_ms (how long the attempt took).
+ */
 export const deliveryFields = [
   "id",
   "webhook_id",
@@ -35,4 +38,5 @@ export const deliveryFields = [
   "created_at",
   "delivered_at",
   "request_headers",
+  "duration_ms",
 ];

@@ -86,3 +86,10 @@ export function run(command: string, args: string[], options: { cwd?: string } =
   });
   return { status: result.status, stdout: result.stdout ?? "", stderr: result.stderr ?? "" };
 }
+
+/** A toolchain on PATH (python3, go), found by running it with `args`; `install` says how to get it. */
+export function locateCommand(command: string, args: string[], install: string): Tool {
+  const result = spawnSync(command, args, { encoding: "utf8" });
+  if (result.status === 0) return { path: command, reason: "" };
+  return unavailable(`${command} is not installed (${install})`);
+}

@@ -39,7 +39,10 @@ describe.skipIf(!helm.path)(needing("manifests", helm), { timeout: 60_000 }, () 
               { set: { "serviceMonitor.enabled": "true", "grafanaDashboard.enabled": "true" } },
             ],
           ].map(([label, options]) => {
-            const result = templateChart(helm.path as string, options as { values?: string[] });
+            const result = templateChart(helm.path as string, {
+              ...(options as { values?: string[] }),
+              extraArgs: ["--kube-version", version],
+            });
             expect(result.status, result.stderr).toBe(0);
             const file = path.join(workDir, `${label}.yaml`);
             writeFileSync(file, result.stdout);

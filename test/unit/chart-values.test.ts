@@ -94,8 +94,15 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
         secretName: "my-keys",
         items: [{ key: "aes", path: "keys" }],
       });
-      const password = pod.containers[0].env.find((e: KubeObject) => e.name === "DATABASE_PASSWORD");
-      expect(password.valueFrom.secretKeyRef).toEqual({ name: "my-pg", key: "password" });
+      expect(pod.volumes.find((v: KubeObject) => v.name === "database").secret).toEqual({
+        secretName: "my-pg",
+        items: [{ key: "database-url", path: "url" }],
+      });
+      const postgres = only(objects, "StatefulSet").spec.template.spec;
+      expect(postgres.volumes.find((v: KubeObject) => v.name === "password").secret).toEqual({
+        secretName: "my-pg",
+        items: [{ key: "password", path: "password" }],
+      });
     });
   });
 

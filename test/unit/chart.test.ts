@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
 import { parseKeys } from "../../src/secrets/secret-box.js";
 import {
   environmentOf,
@@ -10,11 +9,13 @@ import {
   lazy,
   needing,
   only,
+  operatorConfigOf,
   podSpecs,
   productionValues,
   releaseNamespace,
   renderChart,
   rulesOf,
+  secretFileOf,
 } from "../support/chart.js";
 import { chartDir, dashboardPath } from "../support/monitoring-files.js";
 import { locateHelm, repoRoot, run } from "../support/tools.js";
@@ -142,12 +143,24 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       const { container } = rendered();
       const env = environmentOf(container);
       // HOST keeps its default (all interfaces); the embedded Postgres settings do not apply (the chart
-      // always sets DATABASE_URL); the keys come as files (API_KEY_FILE, SECRET_ENCRYPTION_KEYS_FILE).
-      const notSet = ["HOST", "DATA_DIR", "EMBEDDED_POSTGRES_PORT", "API_KEY", "SECRET_ENCRYPTION_KEYS"];
+      // always sets the database); the secrets come as files (DATABASE_URL_FILE, API_KEY_FILE,
+      // SECRET_ENCRYPTION_KEYS_FILE), never in the environment.
+      const notSet = [
+        "HOST",
+        "DATA_DIR",
+        "EMBEDDED_POSTGRES_PORT",
+        "DATABASE_URL",
+        "API_KEY",
+        "SECRET_ENCRYPTION_KEYS",
+      ];
       const expected = configVariables().filter((variable) => !notSet.includes(variable));
       expect(expected.length).toBeGreaterThan(20);
       expect(Object.keys(env)).toEqual(expect.arrayContaining(expected));
-      const config = loadConfig(env);
+      expect(Object.keys(env)).not.toContain("DATABASE_URL");
+      const config = operatorConfigOf(
+        container,
+        `postgres://webhook_operator:secretvalue0123456789@${name}-postgres:5432/webhook_operator`,
+      );
       expect(config.kubernetes).toMatchObject({ mode: "true", podNamespace: "ns", identity: "pod-0" });
       expect(config.kubernetes.leaseName).toBe(`${name}-leader`);
       expect(config.apiKey.file).toBe("/etc/webhook-operator/api-key/api-key");
@@ -166,7 +179,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       });
       const env = environmentOf(only(objects, "Deployment").spec.template.spec.containers[0]);
       expect(env.DELIVERY_ALLOWED_DESTINATIONS).toBe("10.96.0.0/12,.team-a.svc.cluster.local");
-      const config = loadConfig({ ...env, DATABASE_URL: "postgres://u:p@db:5432/wo" });
+      const config = operatorConfigOf(only(objects, "Deployment").spec.template.spec.containers[0]);
       expect(config.delivery.allowedDestinations?.entries).toEqual([
         "10.96.0.0/12",
         ".team-a.svc.cluster.local",
@@ -178,11 +191,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       [{ "dashboard.enabled": "false" }, false],
     ])("serves the web dashboard unless dashboard.enabled is false (%j)", (values, enabled) => {
       const deployment = only(render(values), "Deployment");
-      const config = loadConfig(
-        environmentOf(deployment.spec.template.spec.containers[0], {
-          DATABASE_URL: "postgres://u:p@db:5432/wo",
-        }),
-      );
+      const config = operatorConfigOf(deployment.spec.template.spec.containers[0]);
       expect(config.dashboard.enabled).toBe(enabled);
     });
 
@@ -235,7 +244,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "webhook-operator.io/webhooks/replay": ["create"],
         "webhook-operator.io/webhooks/test": ["create"],
       });
-      expect(loadConfig(environmentOf(container)).tokenAuth).toEqual({
+      expect(operatorConfigOf(container).tokenAuth).toEqual({
         enabled: true,
         audience: "webhook-operator",
         cacheTtlMs: 10_000,
@@ -251,7 +260,13 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       expect(service.spec.selector).toEqual(selector);
       expect(service.spec.ports).toEqual([{ name: "http", port: 8080, targetPort: "http", protocol: "TCP" }]);
       const pdb = only(objects, "PodDisruptionBudget");
-      expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: selector } });
+      // A replica that is not Ready never blocks a drain (Kubernetes 1.27+; helm template renders for
+      // its own newer version).
+      expect(pdb.spec).toEqual({
+        maxUnavailable: 1,
+        selector: { matchLabels: selector },
+        unhealthyPodEvictionPolicy: "AlwaysAllow",
+      });
     });
 
     it("generates the API key into a Secret kept across upgrades and uninstalls, mounted as API_KEY_FILE", () => {
@@ -293,10 +308,24 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       const password = only(objects, "Secret", `${name}-postgres`);
       expect(password.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");
       expect(Buffer.from(password.data.password, "base64").toString()).toMatch(/^[A-Za-z0-9]{32}$/);
-      const passwordRef = postgres.env.find((e: KubeObject) => e.name === "POSTGRES_PASSWORD").valueFrom;
-      expect(passwordRef.secretKeyRef).toEqual({ name: password.metadata.name, key: "password" });
-      const operatorRef = container.env.find((e: KubeObject) => e.name === "DATABASE_PASSWORD").valueFrom;
-      expect(operatorRef).toEqual(passwordRef);
+      // Both read files from that Secret: no password in any environment variable.
+      const passwordFile = environmentOf(postgres).POSTGRES_PASSWORD_FILE as string;
+      const statefulPod = statefulSet.spec.template.spec;
+      expect(secretFileOf(statefulPod, postgres, passwordFile)).toEqual({
+        secretName: password.metadata.name,
+        key: "password",
+      });
+      const urlFile = environmentOf(container).DATABASE_URL_FILE as string;
+      expect(secretFileOf(pod, container, urlFile)).toEqual({
+        secretName: password.metadata.name,
+        key: "database-url",
+      });
+      expect(Buffer.from(password.data["database-url"], "base64").toString()).toBe(
+        `postgres://webhook_operator:${Buffer.from(password.data.password, "base64")}@${name}-postgres:5432/webhook_operator`,
+      );
+      for (const c of [postgres, ...pod.initContainers, container]) {
+        expect(c.env.filter((e: KubeObject) => e.valueFrom?.secretKeyRef)).toEqual([]);
+      }
       const service = only(objects, "Service", `${name}-postgres`);
       expect(service.spec.selector).toEqual(statefulSet.spec.selector.matchLabels);
       expect(pod.initContainers.map((c: KubeObject) => c.name)).toEqual(["wait-for-postgres"]);
@@ -328,6 +357,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "ClusterRoleBinding",
         "ConfigMap",
         "Deployment",
+        "NetworkPolicy",
         "PodDisruptionBudget",
         "PrometheusRule",
         "Role",
@@ -338,9 +368,9 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       ]);
       expect(deployment.spec.replicas).toBe(3);
       expect(deployment.spec.template.spec.initContainers).toBeUndefined();
-      const databaseUrl = container.env.find((e: KubeObject) => e.name === "DATABASE_URL");
-      expect(databaseUrl.valueFrom.secretKeyRef).toEqual({
-        name: "webhook-operator-database",
+      const urlFile = environmentOf(container).DATABASE_URL_FILE as string;
+      expect(secretFileOf(deployment.spec.template.spec, container, urlFile)).toEqual({
+        secretName: "webhook-operator-database",
         key: "database-url",
       });
       const apiKey = deployment.spec.template.spec.volumes.find((v: KubeObject) => v.name === "api-key");
@@ -349,8 +379,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
 
     it("parses as configuration, with private networks refused", () => {
       const { container } = rendered();
-      const env = environmentOf(container, { DATABASE_URL: "postgres://u:p@db.example.internal:5432/wo" });
-      const config = loadConfig(env);
+      const config = operatorConfigOf(container, "postgres://u:p@db.example.internal:5432/wo");
       expect(config.delivery.allowPrivateNetworks).toBe(false);
       expect(config.kubernetes.namespaceSelector).toBe("webhook-operator.io/project=true");
     });

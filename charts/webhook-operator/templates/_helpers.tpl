@@ -61,8 +61,17 @@ app.kubernetes.io/part-of: webhook-operator
 {{- end }}
 {{- end }}
 
+{{/* repository@digest when a digest is given (the tag is then only informative), else repository:tag. */}}
+{{- define "webhook-operator.imageReference" -}}
+{{- if .digest }}{{ printf "%s@%s" .repository .digest }}{{ else }}{{ printf "%s:%s" .repository .tag }}{{ end }}
+{{- end }}
+
 {{- define "webhook-operator.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- include "webhook-operator.imageReference" (dict "repository" .Values.image.repository "tag" (default .Chart.AppVersion .Values.image.tag) "digest" .Values.image.digest) }}
+{{- end }}
+
+{{- define "webhook-operator.postgresImage" -}}
+{{- include "webhook-operator.imageReference" .Values.postgres.image }}
 {{- end }}
 
 {{- define "webhook-operator.leaseName" -}}
@@ -88,6 +97,23 @@ app.kubernetes.io/part-of: webhook-operator
 
 {{- define "webhook-operator.postgresSecretKey" -}}
 {{- if .Values.postgres.auth.existingSecret }}{{ .Values.postgres.auth.existingSecretKey }}{{ else }}password{{ end }}
+{{- end }}
+
+{{/* The operator's URL of the bundled Postgres, with the given password (letters and digits only). */}}
+{{- define "webhook-operator.bundledDatabaseUrl" -}}
+{{- $ := .context }}
+{{- printf "postgres://%s:%s@%s:5432/%s" $.Values.postgres.username .password (include "webhook-operator.postgresName" $) $.Values.postgres.database }}
+{{- end }}
+
+{{/* The Secret and key holding the operator's DATABASE_URL, mounted as DATABASE_URL_FILE. */}}
+{{- define "webhook-operator.databaseUrlSecretName" -}}
+{{- if .Values.postgres.enabled }}{{ include "webhook-operator.postgresSecretName" . }}{{ else }}{{ .Values.database.existingSecret.name }}{{ end }}
+{{- end }}
+
+{{- define "webhook-operator.databaseUrlSecretKey" -}}
+{{- if not .Values.postgres.enabled }}{{ .Values.database.existingSecret.key }}
+{{- else if .Values.postgres.auth.existingSecret }}{{ .Values.postgres.auth.existingSecretUrlKey }}
+{{- else }}database-url{{ end }}
 {{- end }}
 
 {{- define "webhook-operator.postgresSecretName" -}}

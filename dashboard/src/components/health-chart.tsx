@@ -1,29 +1,29 @@
 import type { DeliveryStats } from "../api-types";
 import { percent } from "../format";
+import { useWidth } from "../use-width";
+import { bucketName, scaleTop, xLabels } from "./chart-axes";
 
-const width = 720;
-const height = 160;
-const padTop = 8;
-const padBottom = 22;
-
-function label(stats: DeliveryStats, start: string): string {
-  const date = new Date(start);
-  return stats.bucket === "hour"
-    ? date.toLocaleTimeString("en", { hour: "2-digit", minute: "2-digit", hour12: false })
-    : date.toLocaleDateString("en", { month: "short", day: "numeric" });
-}
+// Drawn at the size it is shown (the SVG's user units are CSS pixels), so its text is as large as the
+// page's small text at any width, instead of shrinking with a viewBox scaled to fit a phone.
+const height = 190;
+const left = 36;
+const top = 8;
+const bottom = 40;
 
 /**
- * Stacked bars of succeeded (bottom) and failed (top) attempts per bucket. The numbers are also in a
- * visually hidden table, so the chart is readable without sight.
+ * Stacked bars of succeeded (bottom) and failed (top) attempts per bucket, on a y scale with grid lines.
+ * The numbers are also in a visually hidden table, so the chart is readable without sight.
  */
 export function HealthChart({ stats }: { stats: DeliveryStats }) {
-  const max = Math.max(1, ...stats.buckets.map((b) => b.succeeded + b.failed));
-  const slot = width / stats.buckets.length;
-  const bar = Math.max(2, slot * 0.7);
-  const plot = height - padTop - padBottom;
-  const every = stats.bucket === "hour" ? 6 : 7;
+  const { ref, width } = useWidth(600);
   const total = stats.succeeded + stats.failed;
+  const yMax = scaleTop(Math.max(0, ...stats.buckets.map((b) => b.succeeded + b.failed)));
+  const plotWidth = Math.max(1, width - left);
+  const plotHeight = height - top - bottom;
+  const base = top + plotHeight;
+  const slot = plotWidth / stats.buckets.length;
+  const bar = Math.max(2, slot * 0.7);
+  const y = (value: number) => base - (value / yMax) * plotHeight;
   return (
     <figure class="chart">
       <figcaption class="chart-summary">
@@ -40,51 +40,78 @@ export function HealthChart({ stats }: { stats: DeliveryStats }) {
           <strong>{percent(stats.succeeded, total)}</strong> success rate
         </span>
       </figcaption>
-      <svg
-        viewBox={`0 0 ${width} ${height}`}
-        role="img"
-        aria-label={`Deliveries per ${stats.bucket}`}
-        class="chart-svg"
-      >
-        <line x1="0" x2={width} y1={height - padBottom} y2={height - padBottom} class="chart-axis" />
-        {stats.buckets.map((b, i) => {
-          const x = i * slot + (slot - bar) / 2;
-          const okHeight = (b.succeeded / max) * plot;
-          const badHeight = (b.failed / max) * plot;
-          const base = height - padBottom;
-          return (
-            <g key={b.start}>
-              <title>{`${label(stats, b.start)}: ${b.succeeded} succeeded, ${b.failed} failed`}</title>
-              {b.succeeded + b.failed === 0 && (
-                <rect x={x} y={base - 2} width={bar} height={2} class="chart-empty" />
-              )}
-              {okHeight > 0 && (
-                <rect x={x} y={base - okHeight} width={bar} height={okHeight} class="chart-ok" rx="1.5" />
-              )}
-              {badHeight > 0 && (
-                <rect
-                  x={x}
-                  y={base - okHeight - badHeight}
-                  width={bar}
-                  height={badHeight}
-                  class="chart-bad"
-                  rx="1.5"
-                />
-              )}
-              {i % every === 0 && (
-                <text x={x + bar / 2} y={height - 6} class="chart-label" text-anchor="middle">
-                  {label(stats, b.start)}
-                </text>
-              )}
+      <div ref={ref} class="chart-area">
+        <svg
+          width={width}
+          height={height}
+          viewBox={`0 0 ${width} ${height}`}
+          role="img"
+          aria-label={`Deliveries per ${stats.bucket}, ${stats.buckets.length} ${stats.bucket}s`}
+          class="chart-svg"
+        >
+          {[0, yMax / 2, yMax].filter(Number.isInteger).map((tick) => (
+            <g key={tick}>
+              <line
+                x1={left}
+                x2={width}
+                y1={y(tick)}
+                y2={y(tick)}
+                class={tick === 0 ? "chart-axis" : "chart-grid"}
+              />
+              <text x={left - 6} y={y(tick) + 4} class="chart-label chart-y" text-anchor="end">
+                {tick}
+              </text>
             </g>
-          );
-        })}
-      </svg>
+          ))}
+          {stats.buckets.map((b, i) => {
+            const x = left + i * slot + (slot - bar) / 2;
+            return (
+              <g key={b.start}>
+                <title>{`${bucketName(stats, b.start)}: ${b.succeeded} succeeded, ${b.failed} failed`}</title>
+                {b.succeeded > 0 && (
+                  <rect
+                    x={x}
+                    y={y(b.succeeded)}
+                    width={bar}
+                    height={base - y(b.succeeded)}
+                    class="chart-ok"
+                  />
+                )}
+                {b.failed > 0 && (
+                  <rect
+                    x={x}
+                    y={y(b.succeeded + b.failed)}
+                    width={bar}
+                    height={y(b.succeeded) - y(b.succeeded + b.failed)}
+                    class="chart-bad"
+                  />
+                )}
+              </g>
+            );
+          })}
+          {xLabels(stats).map(({ index, main, date }) => {
+            const x = left + index * slot + slot / 2;
+            return (
+              <g key={index}>
+                <line x1={x} x2={x} y1={base} y2={base + 4} class="chart-axis" />
+                <text x={x} y={base + 17} class="chart-label chart-x" text-anchor="middle">
+                  {main}
+                </text>
+                {date && (
+                  <text x={x} y={base + 33} class="chart-label chart-date" text-anchor="middle">
+                    {date}
+                  </text>
+                )}
+              </g>
+            );
+          })}
+        </svg>
+      </div>
       <table class="visually-hidden">
         <caption>Deliveries per {stats.bucket}</caption>
         <thead>
           <tr>
-            <th scope="col">Start</th>
+            <th scope="col">{stats.bucket === "hour" ? "Hour" : "Day"}</th>
             <th scope="col">Succeeded</th>
             <th scope="col">Failed</th>
           </tr>
@@ -92,7 +119,7 @@ export function HealthChart({ stats }: { stats: DeliveryStats }) {
         <tbody>
           {stats.buckets.map((b) => (
             <tr key={b.start}>
-              <td>{label(stats, b.start)}</td>
+              <td>{bucketName(stats, b.start)}</td>
               <td>{b.succeeded}</td>
               <td>{b.failed}</td>
             </tr>

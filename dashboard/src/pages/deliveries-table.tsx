@@ -4,6 +4,7 @@ import { type ApiFailure, api } from "../api";
 import type { Delivery } from "../api-types";
 import { Outcome, When } from "../components/badges";
 import { ErrorBox, Loading } from "../components/errors";
+import { useServiceInfo } from "../service-info";
 import { EventTypeSelect } from "./event-type-select";
 import { paths } from "./paths";
 
@@ -23,6 +24,7 @@ export function DeliveriesTable({
   const [next, setNext] = useState<string>();
   const [error, setError] = useState<ApiFailure>();
   const [busy, setBusy] = useState(false);
+  const kubernetes = useServiceInfo()?.kubernetes;
   const filter = {
     ...(outcome === "all" ? {} : { success: outcome === "succeeded" }),
     ...(eventType ? { eventType } : {}),
@@ -72,7 +74,9 @@ export function DeliveriesTable({
         <div class="empty">
           <p class="muted">
             {outcome === "all" && !eventType
-              ? "No deliveries yet. Send a test event, or roll out a Deployment in this namespace."
+              ? kubernetes
+                ? "No deliveries yet. Send a test event, or roll out a Deployment in this namespace."
+                : "No deliveries yet. Send a test event to check the receiver."
               : "No deliveries match these filters."}
           </p>
         </div>
@@ -105,7 +109,7 @@ export function DeliveriesTable({
                 <td data-label="Event">
                   <code>{d.event_type}</code>
                 </td>
-                <td data-label="Event id" class="mono small truncate" title={d.event_id}>
+                <td data-label="Event id" class="mono small event-id">
                   {d.event_id}
                 </td>
                 <td data-label="Attempt" class="num">

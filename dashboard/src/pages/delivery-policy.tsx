@@ -1,16 +1,21 @@
-import type { Webhook } from "../api-types";
+import type { ServiceInfo, Webhook } from "../api-types";
 import { When } from "../components/badges";
 import { FieldError } from "../components/errors";
+import { retryWaits, useServiceInfo } from "../service-info";
 
 // The opt-in delivery policies of a webhook (automatic retries, auto-disable) and the automatic
 // disable they may record: shown on the webhook's page, edited in its form.
 
 export const maxRetryAttempts = 6;
 
-const retryText = (webhook: Webhook) =>
-  webhook.retry_policy
-    ? `Up to ${webhook.retry_policy.max_attempts} attempts per event (retries after 5 s, 1 min, 5 min, 30 min, 2 h)`
-    : "Off: a failed delivery is not retried automatically";
+/** Only the waits that apply: up to 3 attempts are 2 retries, after the first two waits. */
+function retryText(webhook: Webhook, info: ServiceInfo | undefined): string {
+  const attempts = webhook.retry_policy?.max_attempts;
+  if (attempts === undefined) return "Off: a failed delivery is not retried automatically";
+  if (attempts === 1) return "1 attempt per event: no automatic retry";
+  const waits = info ? `: retries after ${retryWaits(info, attempts)}` : "";
+  return `Up to ${attempts} attempts per event${waits}`;
+}
 
 const autoDisableText = (webhook: Webhook) =>
   webhook.auto_disable
@@ -24,13 +29,14 @@ function duration(seconds: number): string {
 }
 
 export function DeliveryPolicy({ webhook }: { webhook: Webhook }) {
+  const info = useServiceInfo();
   return (
     <section class="card" aria-labelledby="policy-title">
       <h2 id="policy-title">Delivery policy</h2>
       <dl class="facts">
         <div class="fact">
           <dt>Automatic retries</dt>
-          <dd>{retryText(webhook)}</dd>
+          <dd>{retryText(webhook, info)}</dd>
         </div>
         <div class="fact">
           <dt>Auto-disable</dt>
@@ -103,6 +109,7 @@ export function PolicyFields(props: {
   problems: { retry_policy?: string | undefined; auto_disable?: string | undefined };
 }) {
   const { values, onChange, problems } = props;
+  const info = useServiceInfo();
   const set = (change: Partial<PolicyValues>) => onChange({ ...values, ...change });
   return (
     <>
@@ -125,7 +132,11 @@ export function PolicyFields(props: {
           ))}
         </select>
         <FieldError id="retries-error" message={problems.retry_policy} />
-        <p class="help">Retries wait 5 s, 1 min, 5 min, 30 min, then 2 h; each is a new delivery record.</p>
+        <p class="help">
+          {values.retries === null
+            ? "A failed delivery waits until someone replays it."
+            : `${info ? `Retries wait ${retryWaits(info, values.retries)}; each` : "Each retry"} is a new delivery record.`}
+        </p>
       </div>
       <fieldset class="field">
         <label class="check">

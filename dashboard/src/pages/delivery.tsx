@@ -5,7 +5,7 @@ import { Outcome, When } from "../components/badges";
 import { CodeBlock } from "../components/code-block";
 import { ErrorBox, Loading } from "../components/errors";
 import { Layout, SettingsFrame } from "../components/layout";
-import { exactTime } from "../format";
+import { durationText, exactTime } from "../format";
 import { useLoad } from "../use-load";
 import { RequestCard } from "./delivery-request";
 import { paths } from "./paths";
@@ -45,13 +45,23 @@ export function DeliveryPage(props: { projectId: number; webhookId: number; deli
                 Back to webhook
               </Link>
             </div>
-            <Replay projectId={projectId} webhookId={webhookId} delivery={d} />
+            <Replay key={d.id} projectId={projectId} webhookId={webhookId} delivery={d} />
             <dl class="card facts">
               <Fact name="Event id" value={<code>{d.event_id}</code>} />
               <Fact name="Attempt" value={String(d.attempt_number)} />
               <Fact
                 name="Status code"
                 value={d.status_code > 0 ? String(d.status_code) : "0 (no HTTP response)"}
+              />
+              <Fact
+                name="Duration"
+                value={
+                  d.duration_ms !== null
+                    ? durationText(d.duration_ms)
+                    : d.request_headers === null
+                      ? "none (no request was sent)"
+                      : "not recorded"
+                }
               />
               <Fact name="Queued" value={exactTime(d.created_at)} />
               <Fact name="Delivered" value={exactTime(d.delivered_at)} />

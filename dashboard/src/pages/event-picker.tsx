@@ -33,10 +33,11 @@ export function EventPicker(props: {
       )}
       {categories.map((category) => (
         <div class="event-group" key={category}>
-          <h3>
+          {/* h2: the page's h1 is the form's title; the field groups above are legends, not headings. */}
+          <h2>
             {category}
             {!isEmitted(category) && <span class="badge badge-muted">not emitted yet</span>}
-          </h3>
+          </h2>
           {types
             .filter((t) => t.category === category)
             .map((type) => (

@@ -3,19 +3,23 @@ import { Link } from "wouter-preact";
 import { api } from "../api";
 import { ErrorBox, Loading } from "../components/errors";
 import { Layout } from "../components/layout";
+import { useServiceInfo } from "../service-info";
 import { useLoad } from "../use-load";
 import { paths } from "./paths";
 
 export function ProjectsPage() {
   const [page, setPage] = useState(1);
   const projects = useLoad(() => api.projects(page), [page]);
+  const kubernetes = useServiceInfo()?.kubernetes;
   const list = projects.data;
   const pages = list ? Math.max(1, Math.ceil(list.total / list.per_page)) : 1;
   return (
     <Layout crumbs={[{ label: "Projects" }]}>
       <div class="page-head">
         <h1>Projects</h1>
-        <p class="muted">A project is a Kubernetes namespace. Choose one to manage its webhooks.</p>
+        <p class="muted">
+          {kubernetes && "A project is a Kubernetes namespace. "}Choose a project to manage its webhooks.
+        </p>
       </div>
       <ErrorBox error={projects.error} />
       {!list && !projects.error && <Loading what="projects" />}
@@ -23,7 +27,9 @@ export function ProjectsPage() {
         <div class="empty card">
           <h2>No projects you can see</h2>
           <p class="muted">
-            Projects appear when the operator sees their namespace, or an admin creates them.
+            {kubernetes
+              ? "Projects appear when the operator sees their namespace, or an admin creates them."
+              : "An admin creates projects through the API (POST /api/projects)."}
           </p>
         </div>
       )}
@@ -42,13 +48,17 @@ export function ProjectsPage() {
             <tbody>
               {list.projects.map((project) => (
                 <tr key={project.id}>
-                  <td>
+                  <td data-label="Project">
                     <Link href={paths.webhooks(project.id)} class="strong">
                       {project.name}
                     </Link>
                   </td>
-                  <td class="mono">{project.slug}</td>
-                  <td class="num mono">{project.id}</td>
+                  <td data-label="Slug" class="mono">
+                    {project.slug}
+                  </td>
+                  <td data-label="ID" class="num mono">
+                    {project.id}
+                  </td>
                 </tr>
               ))}
             </tbody>

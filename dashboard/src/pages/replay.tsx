@@ -1,10 +1,12 @@
 import { useState } from "preact/hooks";
+import { Link } from "wouter-preact";
 import { type ApiFailure, api } from "../api";
 import type { Delivery, RetryResult } from "../api-types";
 import { Outcome } from "../components/badges";
 import { ErrorBox } from "../components/errors";
+import { paths } from "./paths";
 
-/** Replays the delivery (endpoint 9) and shows the new attempt's result in place. */
+/** Replays the delivery and shows the new attempt's result in place, with a link to its record. */
 export function Replay({
   projectId,
   webhookId,
@@ -49,7 +51,10 @@ export function Replay({
           <p>
             Attempt <strong>{result.attempt_number}</strong>:{" "}
             <Outcome success={result.success} statusCode={result.status_code} />
-            {result.error_message && <span class="error-text"> {result.error_message}</span>}
+            {result.error_message && <span class="error-text"> {result.error_message}</span>}{" "}
+            <Link href={paths.delivery(projectId, webhookId, result.delivery_id)}>
+              Open delivery {result.delivery_id}
+            </Link>
           </p>
         )}
       </div>

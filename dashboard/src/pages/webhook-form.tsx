@@ -4,6 +4,7 @@ import { ApiFailure, api } from "../api";
 import type { Webhook } from "../api-types";
 import { ErrorBox, FieldError, Loading } from "../components/errors";
 import { Layout, SettingsFrame } from "../components/layout";
+import { useServiceInfo } from "../service-info";
 import { useLoad } from "../use-load";
 import { PolicyFields, policyBody, policyValuesOf } from "./delivery-policy";
 import { EventPicker } from "./event-picker";
@@ -44,6 +45,7 @@ export function EditWebhookPage({ projectId, webhookId }: { projectId: number; w
 function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: Webhook | undefined }) {
   const [, navigate] = useLocation();
   const catalogue = useLoad(() => api.eventTypes(), []);
+  const kubernetes = useServiceInfo()?.kubernetes;
   const crumbs = useProjectCrumbs(
     projectId,
     ...(webhook
@@ -143,7 +145,9 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             <FieldError id="url-error" message={problems.url} />
             {!problems.url && (
               <p id="url-help" class="help">
-                Use https:// for receivers outside the cluster.
+                {kubernetes
+                  ? "Use https:// for receivers outside the cluster."
+                  : "Use https:// for receivers on other machines."}
               </p>
             )}
           </div>
