@@ -136,8 +136,8 @@ export class ReceiverLimits {
     }
     if (outcome && outcome.statusCode !== 0) state.answered = true;
     if (outcome?.success) {
-      // Doubling (TCP's slow start) reaches the maximum within a few answers: while a limit is below
-      // the claim size every claim takes the capped statement, which costs throughput.
+      // Doubling (TCP's slow start) reaches the maximum within a few answers: a limit below the claim
+      // size keeps that webhook's share of each claim small.
       state.limit = Math.min(this.options.max, state.limit * 2);
       this.setRestricted(state, false);
     } else if (outcome && (outcome.failure === "timeout" || outcome.failure === "connection")) {
