@@ -6,7 +6,9 @@
 # without any container runtime). Naming components (re)starts only those with the ports, certificates
 # and data already in DIR, e.g. `start.sh DIR kube-apiserver` after `stop.sh DIR kube-apiserver`.
 #
-# Everything listens on 127.0.0.1 at ports chosen free on first start (saved in DIR/ports.env). RBAC
+# Everything listens on 127.0.0.1 at ports chosen free on first start (saved in DIR/ports.env), but
+# the apiserver listens on every address: pods of a real node (scripts/cluster/node.sh) reach it
+# through the `kubernetes` Service, whose endpoint is the machine's own address. RBAC
 # is on (--authorization-mode=Node,RBAC), ServiceAccount tokens are real, and the controller-manager
 # runs every default controller. Binaries come from scripts/cluster/build.sh (or $CLUSTER_BIN).
 # scripts/cluster/stop.sh DIR stops what this started, and nothing else.
@@ -24,91 +26,33 @@ components=("$@")
 [[ ${#components[@]} -gt 0 ]] || components=("${all[@]}")
 mkdir -p "$dir/pki" "$dir/logs" "$dir/pids"
 
-# Ports below the kernel's ephemeral range: a port bind(0) picks from that range was free when picked,
-# but an outgoing connection (etcd dials itself as soon as it starts) could be given it before the
-# component listening on it started (the API server once failed so: "bind: address already in use").
-# Below the range no outgoing connection is ever given one. Kept in ports.env: a restarted component
-# listens where its clients already point.
-if [[ ! -f "$dir/ports.env" ]]; then
-  python3 - > "$dir/ports.env" <<'PY'
-import random, socket
-low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-held = []
-for name in ["ETCD_PORT", "ETCD_PEER_PORT", "APISERVER_PORT", "CONTROLLER_MANAGER_PORT", "SCHEDULER_PORT", "KWOK_PORT"]:
-    for _ in range(1000):
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", random.randint(10000, low - 1) if low > 11000 else 0))
-            break
-        except OSError:
-            s.close()
-    else:
-        raise SystemExit("no free port below the ephemeral range for " + name)
-    held.append(s)  # kept open until all are chosen, so no two components get the same port
-    print(f"{name}={s.getsockname()[1]}")
-PY
-fi
+# Ports are chosen free on first start and kept in ports.env: a restarted component listens where its
+# clients already point.
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+[[ -f "$dir/ports.env" ]] || free_ports ETCD_PORT ETCD_PEER_PORT APISERVER_PORT CONTROLLER_MANAGER_PORT \
+  SCHEDULER_PORT KWOK_PORT > "$dir/ports.env"
 # shellcheck source=/dev/null
 source "$dir/ports.env"
-
-# The `kubernetes` Service's endpoint must be a non-loopback address (the apiserver refuses to
-# advertise 127.0.0.1); nothing connects to it here: every client uses the loopback URL.
-advertise="$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')"
-[[ -n "$advertise" ]] || advertise="$(hostname -I 2>/dev/null | awk '{print $1}')"
-[[ -n "$advertise" ]] || { echo "no non-loopback IPv4 address to advertise for the kubernetes Service" >&2; exit 1; }
+advertise="$(node_address)"
 
 pki="$dir/pki"
 certificates() {
-  [[ -f "$pki/done" ]] && return
-  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-  openssl req -x509 "${ec[@]}" -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 3650 -subj "/CN=webhook-operator-test-ca" 2>/dev/null
-  openssl ecparam -name prime256v1 -genkey -noout -out "$pki/sa.key"
-  openssl ec -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
-  sign() { # name subject extensions
-    openssl req -new "${ec[@]}" -keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>/dev/null
-    openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
-      -out "$pki/$1.crt" -days 3650 -extfile <(printf '%s\n' "$3") 2>/dev/null
-  }
+  if [[ ! -f "$pki/ca.crt" ]]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$pki/ca.key" \
+      -out "$pki/ca.crt" -days 3650 -subj "/CN=webhook-operator-test-ca" 2>/dev/null
+    openssl ecparam -name prime256v1 -genkey -noout -out "$pki/sa.key"
+    openssl ec -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+  fi
   sign apiserver "/CN=kube-apiserver" "extendedKeyUsage=serverAuth
 subjectAltName=IP:127.0.0.1,IP:$advertise,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
   sign admin "/O=system:masters/CN=admin" "extendedKeyUsage=clientAuth"
   sign controller-manager "/CN=system:kube-controller-manager" "extendedKeyUsage=clientAuth"
   sign scheduler "/CN=system:kube-scheduler" "extendedKeyUsage=clientAuth"
-  touch "$pki/done"
+  # The apiserver's identity towards kubelets (logs, exec, port-forward of pods on the real node).
+  sign apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "extendedKeyUsage=clientAuth"
 }
 
-kubeconfig() { # name client-cert-name
-  cat > "$dir/$1" <<YAML
-apiVersion: v1
-kind: Config
-clusters:
-- name: webhook-operator-test
-  cluster: {server: "https://127.0.0.1:$APISERVER_PORT", certificate-authority: "$pki/ca.crt"}
-users:
-- name: $2
-  user: {client-certificate: "$pki/$2.crt", client-key: "$pki/$2.key"}
-contexts:
-- name: webhook-operator-test
-  context: {cluster: webhook-operator-test, user: $2, namespace: default}
-current-context: webhook-operator-test
-YAML
-}
-
-running() { [[ -f "$dir/pids/$1" ]] && kill -0 "$(cat "$dir/pids/$1")" 2>/dev/null; }
-launch() { # name command…
-  local name="$1"; shift
-  if running "$name"; then return; fi
-  # setsid: a component is its own process group, so stop.sh ends exactly it (and a Ctrl-C in the
-  # shell that started the cluster does not).
-  setsid "$@" >>"$dir/logs/$name.log" 2>&1 < /dev/null &
-  echo $! > "$dir/pids/$name"
-}
-wait_for() { # what command… (up to 60 s)
-  local what="$1"; shift
-  for _ in $(seq 1 240); do "$@" >/dev/null 2>&1 && return 0; sleep 0.25; done
-  echo "$what did not come up within 60 s; its log is in $dir/logs/" >&2
-  return 1
-}
 admin_curl() { curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:$APISERVER_PORT$1"; }
 
 certificates
@@ -128,11 +72,13 @@ for component in "${components[@]}"; do
       ;;
     kube-apiserver)
       launch kube-apiserver "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-        --bind-address 127.0.0.1 --secure-port "$APISERVER_PORT" --advertise-address "$advertise" \
+        --bind-address 0.0.0.0 --secure-port "$APISERVER_PORT" --advertise-address "$advertise" \
         --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
         --service-account-issuer https://kubernetes.default.svc.cluster.local \
         --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
         --authorization-mode Node,RBAC --service-cluster-ip-range 10.96.0.0/16 --allow-privileged=true \
+        --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
+        --kubelet-preferred-address-types InternalIP,Hostname \
         --profiling=false --cert-dir "$pki/apiserver-generated" --v 1
       wait_for kube-apiserver admin_curl /readyz
       ;;

@@ -40,6 +40,34 @@ app.kubernetes.io/component: operator
 {{- printf "%s-postgres" (include "webhook-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/*
+"true" when the bundled Postgres keeps its data on a PersistentVolumeClaim: postgres.persistence.enabled,
+unless no StorageClass is named and the cluster has none marked default, where the claim would stay
+Pending forever (a plain kubeadm cluster): then an emptyDir, and NOTES says so. An installed
+StatefulSet keeps what it has (its claims cannot change); helm template, which sees no cluster,
+renders the claim.
+*/}}
+{{- define "webhook-operator.postgresPersistent" -}}
+{{- $persistence := .Values.postgres.persistence -}}
+{{- $installed := lookup "apps/v1" "StatefulSet" .Release.Namespace (include "webhook-operator.postgresName" .) -}}
+{{- $classes := lookup "storage.k8s.io/v1" "StorageClass" "" "" -}}
+{{- if or (not $persistence.enabled) $persistence.storageClass -}}
+{{ $persistence.enabled }}
+{{- else if $installed -}}
+{{ not (empty $installed.spec.volumeClaimTemplates) }}
+{{- else if not $classes -}}
+true
+{{- else -}}
+{{- $default := false -}}
+{{- range $classes.items -}}
+{{- if eq (get (.metadata.annotations | default dict) "storageclass.kubernetes.io/is-default-class") "true" -}}
+{{- $default = true -}}
+{{- end -}}
+{{- end -}}
+{{ $default }}
+{{- end -}}
+{{- end }}
+
 {{- define "webhook-operator.postgresSelectorLabels" -}}
 app.kubernetes.io/name: {{ include "webhook-operator.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
