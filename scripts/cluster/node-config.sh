@@ -47,7 +47,9 @@ TOML
 }
 
 # A bridge of this machine's own, no masquerade: pods reach each other, the host and (through
-# kube-proxy's rules) Services; nothing they send is translated to leave the machine.
+# kube-proxy's rules) Services; nothing they send is translated to leave the machine. No portmap (no
+# hostPort): this network adds no iptables rule of its own, so none can be mistaken for another
+# engine's (podman's CNI chains are CNI-*).
 write_cni_config() {
   mkdir -p "$node/cni/net.d"
   cat > "$node/cni/net.d/10-webhook-operator.conflist" <<JSON
@@ -61,8 +63,7 @@ write_cni_config() {
         "type": "host-local", "dataDir": "$node/cni/ipam",
         "ranges": [[{"subnet": "$pod_cidr"}]], "routes": [{"dst": "0.0.0.0/0"}]
       }
-    },
-    {"type": "portmap", "capabilities": {"portMappings": true}}
+    }
   ]
 }
 JSON

@@ -3,8 +3,9 @@
 # Stops the real node of DIR and puts the machine back as DIR/node/host-before.txt recorded it, then
 # compares. Each step works whether or not the node's programs still answer (a crashed kubelet or
 # containerd leaves the same things behind), and each undoes only what the node made: its processes,
-# chains named KUBE-* and CNI-*, cgroups under /kubepods, mounts under DIR/node, /run/containerd and
-# /run/netns/cni-*, the bridge wo-cni0, and sysctls and paths that differ from before.
+# cgroups under /kubepods, mounts under DIR/node, /run/containerd and /run/netns/cni-*, the bridge
+# wo-cni0, then (host-restore.py) KUBE-* chains, new nftables chains and tables, nfacct counters, and
+# sysctls and paths that differ from before.
 set -uo pipefail
 dir="$(cd "${1:?usage: $0 DIR}" && pwd)"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,8 +16,6 @@ source "$here/lib.sh"
 source "$here/node-config.sh"
 [[ -f "$node/host-before.txt" ]] || { echo "no node was started in $dir (no $node/host-before.txt)" >&2; exit 0; }
 before="$node/host-before.txt"
-
-section() { sed -n "/^== $2\$/,/^== /{/^== /d;p}" "$1"; }
 
 # Processes: the node's programs, then every process of a pod (killed through the cgroups that hold
 # them, which works even when containerd no longer answers), then containerd and its shims.
@@ -36,14 +35,22 @@ for proc in /proc/[0-9]*; do
   fi
 done
 
-# Mounts, deepest first (volumes inside the kubelet's own bind mount, root filesystems of containers,
-# the network namespaces' nsfs bind mounts).
+# Mounts, deepest first: volumes inside the kubelet's own bind mount, root filesystems of containers.
 for _ in 1 2 3 4 5; do
-  mapfile -t mounts < <(awk '{print $5}' /proc/self/mountinfo | grep -E "^($node/|$node\$|/run/containerd/|/run/netns/cni-|/var/lib/kubelet)" | awk '{print length, $0}' | sort -rn | cut -d' ' -f2-)
+  mapfile -t mounts < <(awk '{print $5}' /proc/self/mountinfo | grep -E "^($node/|$node\$|/run/containerd/|/var/lib/kubelet)" | awk '{print length, $0}' | sort -rn | cut -d' ' -f2-)
   [[ ${#mounts[@]} -eq 0 ]] && break
   for mount in "${mounts[@]}"; do umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null; done
 done
-rm -f /run/netns/cni-*
+
+# The pods' network namespaces (containerd's CRI names them /run/netns/cni-*, as podman does): those
+# made since the node started that no process uses any more. Their veth pairs go with them.
+in_use="$(for proc in /proc/[0-9]*; do stat -L -c %i "$proc/ns/net" 2>/dev/null; done | sort -u)"
+for netns in /run/netns/cni-*; do
+  [[ -e "$netns" ]] || continue
+  grep -qx "netns ${netns##*/}" "$before" && continue
+  grep -qx "$(stat -L -c %i "$netns" 2>/dev/null)" <<< "$in_use" && continue
+  umount "$netns" 2>/dev/null; rm -f "$netns"
+done
 
 # cgroups: pods' first, then the QoS classes, then /kubepods, in every hierarchy.
 for _ in $(seq 1 20); do
@@ -58,34 +65,8 @@ done
 
 ip link del "$bridge" 2>/dev/null
 
-# iptables and ip6tables: every table without the KUBE-* and CNI-* chains and the rules that use them,
-# rewritten in one iptables-restore each; nftables tables that only they needed are deleted.
-ours='(KUBE-|CNI-)'
-for tool in iptables ip6tables; do
-  for table in filter nat mangle raw security; do
-    current="$("$tool-save" -t "$table" 2>/dev/null)" || continue
-    grep -Eq "$ours" <<< "$current" || continue
-    grep -Ev "^:$ours|^-A $ours| -[jg] $ours" <<< "$current" | "$tool-restore"
-  done
-done
-if command -v nft >/dev/null; then
-  nft list tables | while read -r _ family name; do
-    grep -q "^table $family $name {" <(section "$before" nftables) && continue
-    # Only base chains, no rule: a table made for the node's rules, which are gone.
-    if ! nft -s list table "$family" "$name" | grep -Evq '^\s*(table .*\{|chain .*\{|type .* hook .*;|\}|)$'; then
-      nft delete table "$family" "$name"
-    fi
-  done
-fi
-
-if command -v nfacct >/dev/null; then
-  for counter in $(nfacct list 2>/dev/null | sed -n 's/.* = \(.*\);$/\1/p'); do
-    grep -qx "$counter" <(section "$before" nfacct) || nfacct del "$counter"
-  done
-fi
-
-# sysctls back to their values from before, and the paths the programs hard-code outside DIR gone.
-python3 "$here/host-restore.py" "$before" <(bash "$here/host-state.sh")
+# Rules, counters, sysctls and paths (host-restore.py says which and how).
+python3 "$here/host-restore.py" "$before"
 
 rm -rf "$node/kubelet" "$node/containerd" "$node/runc" "$node/cni/ipam" "$node/containerd.sock"*
 kubectl="$("$here/../fetch-k8s-tool.sh" kubectl 2>/dev/null)" &&

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/cluster/node.sh DIR start|stop|import ARCHIVE…|check
+# Usage: scripts/cluster/node.sh DIR start|stop|import ARCHIVE…|tag IMAGE NEW-NAME|check
 # A real Kubernetes node beside the control plane that scripts/cluster/start.sh runs in DIR: Debian's
 # containerd and runc, a CNI bridge of its own (pods 10.244.1.0/24), the kubelet, kube-proxy (iptables
 # mode: Service ClusterIPs in 10.96.0.0/16) and CoreDNS as a pod (Service kube-dns, 10.96.0.10), so
@@ -14,14 +14,16 @@
 #           differs, if anything does.
 #   import  loads image archives (docker-archive or OCI) into the node's containerd: there is no
 #           registry, so pods use imagePullPolicy IfNotPresent or Never.
+#   tag     gives an image of the node another name (webhook-operator:0.1.0 webhook-operator:next).
 #   check   compares the machine with host-before.txt (what stop does last).
 #
 # Addresses stay on this machine: the pod range lives on its bridge and in network namespaces, nothing
 # is masqueraded out, and pods resolve cluster.local names only.
 set -euo pipefail
 
-dir="${1:?usage: $0 DIR start|stop|import ARCHIVE…|check}"
-command="${2:?usage: $0 DIR start|stop|import ARCHIVE…|check}"
+usage="usage: $0 DIR start|stop|import ARCHIVE…|tag IMAGE NEW-NAME|check"
+dir="${1:?$usage}"
+command="${2:?$usage}"
 shift 2
 dir="$(cd "$dir" && pwd)"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,6 +35,13 @@ source "$here/lib.sh"
 source "$here/node-config.sh"
 
 ctr() { command ctr --address "$node/containerd.sock" --namespace k8s.io "$@"; }
+# The name the kubelet asks containerd for: postgres:18 is docker.io/library/postgres:18.
+full_name() {
+  case "$1" in
+    */*) [[ "${1%%/*}" == *[.:]* || "${1%%/*}" == localhost ]] && echo "$1" || echo "docker.io/$1" ;;
+    *) echo "docker.io/library/$1" ;;
+  esac
+}
 
 compare_host() {
   bash "$here/host-state.sh" > "$node/host-after.txt"
@@ -53,8 +62,9 @@ case "$command" in
       ctr images tag --force "localhost/$image" "docker.io/library/$image" >/dev/null
     done
     exit ;;
+  tag) ctr images tag --force "$(full_name "${1:?$usage}")" "$(full_name "${2:?$usage}")" >/dev/null; exit ;;
   start) ;;
-  *) echo "unknown command $command (start, stop, import, check)" >&2; exit 2 ;;
+  *) echo "unknown command $command (start, stop, import, tag, check)" >&2; exit 2 ;;
 esac
 
 [[ $EUID -eq 0 ]] || { echo "a real node needs root (cgroups, mounts, network namespaces)" >&2; exit 1; }

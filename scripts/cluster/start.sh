@@ -56,6 +56,24 @@ subjectAltName=IP:127.0.0.1,IP:$advertise,IP:10.96.0.1,DNS:localhost,DNS:kuberne
 admin_curl() { curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:$APISERVER_PORT$1"; }
 
 certificates
+# Who wrote what, for the tests that must know which identity a pod used (an operator replica renewing
+# its Lease through the kubernetes Service as its ServiceAccount): writes of Leases and Webhooks only.
+cat > "$dir/audit-policy.yaml" <<'YAML'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: None
+    namespaces: [kube-node-lease]
+  - level: Metadata
+    verbs: [create, update, patch, delete]
+    resources:
+      - group: coordination.k8s.io
+        resources: [leases]
+      - group: webhook-operator.io
+        resources: [webhooks, webhooks/status]
+  - level: None
+YAML
 kubeconfig kubeconfig admin
 kubeconfig controller-manager.kubeconfig controller-manager
 kubeconfig scheduler.kubeconfig scheduler
@@ -79,6 +97,8 @@ for component in "${components[@]}"; do
         --authorization-mode Node,RBAC --service-cluster-ip-range 10.96.0.0/16 --allow-privileged=true \
         --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
         --kubelet-preferred-address-types InternalIP,Hostname \
+        --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/logs/audit.log" \
+        --audit-log-maxsize 50 --audit-log-maxbackup 1 \
         --profiling=false --cert-dir "$pki/apiserver-generated" --v 1
       wait_for kube-apiserver admin_curl /readyz
       ;;

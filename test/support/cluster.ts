@@ -37,6 +37,8 @@ export interface Cluster {
   kubectl(args: string[], input?: string): Promise<string>;
   start(...components: string[]): Promise<void>;
   stop(...components: string[]): Promise<void>;
+  /** scripts/cluster/node.sh DIR …args: the real node of the node suite (import, tag, stop, check). */
+  node(args: string[]): Promise<string>;
 }
 
 export function clusterAt(dir: string): Cluster {
@@ -68,6 +70,9 @@ export function clusterAt(dir: string): Cluster {
     },
     async stop(...components) {
       await script("stop.sh", components);
+    },
+    async node(args) {
+      return (await script("node.sh", args)).stdout;
     },
   };
 }

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ChartRelease, chartRelease } from "../support/chart-release.js";
+import { type Cluster, useCluster } from "../support/cluster.js";
+import { chartDir } from "../support/monitoring-files.js";
+import { podsOf, receiverDeliveries, until } from "../support/node-cluster.js";
+import {
+  declareWebhook,
+  deploymentBurst,
+  deployReceiver,
+  leaseHolder,
+  sampleMemory,
+} from "../support/node-workloads.js";
+import { eventOf, type LoggedDelivery, signedWith } from "../support/receiver-log.js";
+
+// The operator's own lifecycle on a real node, its two replicas running from the image as the chart's
+// defaults run them: one leader (the Lease), failover when the leader's pod is deleted, a rolling
+// restart by the kubelet's SIGTERM in the middle of a burst of rollouts, and `helm upgrade` to a new
+// image tag in the middle of another. No delivery may be lost, and none sent twice: SIGTERM lets the
+// sends in flight finish and be recorded before a replica exits.
+
+const namespace = "wo-lifecycle";
+const receiver = "wo-lifecycle-receiver";
+const project = "wo-lifecycle-apps";
+const events = ["deployment.created", "deployment.ready", "deployment.succeeded"];
+const burstSize = 20;
+
+let cluster: Cluster;
+let chart: ChartRelease;
+let lease = "";
+
+const operatorPods = () => podsOf(cluster, namespace, "app.kubernetes.io/component=operator");
+
+/** Waits for created, ready and succeeded of every commit, then until nothing more arrives for 10 s. */
+async function deliveredRollouts(commits: string[]): Promise<LoggedDelivery[]> {
+  const wanted = commits.flatMap((commit) => events.map((event) => `${commit} ${event}`));
+  await until(
+    `${wanted.length} deliveries`,
+    async () => {
+      const seen = new Set(
+        (await receiverDeliveries(cluster, receiver)).map(
+          (d) => `${eventOf(d).payload.commit_sha} ${d.event}`,
+        ),
+      );
+      return wanted.every((key) => seen.has(key)) ? true : undefined;
+    },
+    600_000,
+  );
+  let count = -1;
+  let steadySince = Date.now();
+  return until("the receiver's log to settle", async () => {
+    const all = await receiverDeliveries(cluster, receiver);
+    if (all.length !== count) [count, steadySince] = [all.length, Date.now()];
+    return Date.now() - steadySince >= 10_000 ? all : undefined;
+  });
+}
+
+function expectEachOnceSigned(all: LoggedDelivery[], commits: string[]) {
+  const ofBurst = all.filter((d) => commits.includes(eventOf(d).payload.commit_sha ?? ""));
+  const perEvent = new Map<string, number>();
+  for (const delivery of ofBurst)
+    perEvent.set(eventOf(delivery).id, (perEvent.get(eventOf(delivery).id) ?? 0) + 1);
+  expect(
+    [...perEvent.values()].filter((n) => n > 1),
+    "events delivered more than once",
+  ).toEqual([]);
+  expect(ofBurst).toHaveLength(commits.length * events.length);
+  for (const delivery of ofBurst) expect(signedWith("demo-signing-secret-change-me", delivery)).toBe(true);
+}
+
+beforeAll(async () => {
+  cluster = useCluster();
+  chart = chartRelease(cluster, "webhook-operator", namespace);
+  await chart.helm([
+    "install",
+    chart.release,
+    chartDir,
+    "--create-namespace",
+    "--wait",
+    "--timeout",
+    "10m",
+    "--set",
+    `config.delivery.allowedDestinations={.${receiver}.svc.cluster.local}`,
+  ]);
+  lease = `${chart.fullname}-leader`;
+  await deployReceiver(cluster, receiver);
+  await declareWebhook(cluster, project, receiver);
+});
+
+afterAll(async () => {
+  await cluster
+    .kubectl(["delete", "wh", "--all", "-n", project, "--wait=true", "--timeout=120s"])
+    .catch(() => {});
+  await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
+  await cluster
+    .kubectl(["delete", "namespace", namespace, project, receiver, "--wait=false"])
+    .catch(() => {});
+});
+
+describe("the operator's pods through restarts, failover and upgrades", () => {
+  it("runs two replicas, one of them holding the Lease", async () => {
+    const pods = await operatorPods();
+    expect(pods.filter((pod) => pod.ready)).toHaveLength(2);
+    expect(pods.map((pod) => pod.metadata.name)).toContain(await leaseHolder(cluster, namespace, lease));
+  });
+
+  it("loses and repeats nothing when `kubectl rollout restart` stops the replicas in the middle of a burst", async () => {
+    // The Deployment's pods (<fullname>-<replica set hash>-<suffix>), not Postgres's.
+    const memory = sampleMemory(
+      cluster,
+      namespace,
+      new RegExp(`^${chart.fullname}-[a-z0-9]{8,10}-[a-z0-9]{5}$`),
+    );
+    await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "restart", burstSize));
+    await until("the burst's first deliveries", async () =>
+      (await receiverDeliveries(cluster, receiver)).length >= 5 ? true : undefined,
+    );
+    await cluster.kubectl(["-n", namespace, "rollout", "restart", `deployment/${chart.fullname}`]);
+    await cluster.kubectl([
+      "-n",
+      namespace,
+      "rollout",
+      "status",
+      `deployment/${chart.fullname}`,
+      "--timeout=300s",
+    ]);
+    const commits = Array.from({ length: burstSize }, (_, i) => `restart-${i}`);
+    expectEachOnceSigned(await deliveredRollouts(commits), commits);
+    const peaks = await memory.stop();
+    console.log(
+      `operator pods' peak working set during the burst: ${[...peaks].map(([pod, mib]) => `${pod} ${mib.toFixed(0)} MiB`).join(", ")}`,
+    );
+    expect(peaks.size).toBeGreaterThan(0);
+  });
+
+  it("fails over to the other replica when the leader's pod is deleted", async () => {
+    const leader = await leaseHolder(cluster, namespace, lease);
+    await cluster.kubectl(["-n", namespace, "delete", "pod", leader, "--wait=false"]);
+    const next = await until("another replica holding the Lease", async () => {
+      const holder = await leaseHolder(cluster, namespace, lease);
+      return holder !== leader ? holder : undefined;
+    });
+    expect((await operatorPods()).map((pod) => pod.metadata.name)).toContain(next);
+    // The new leader's controllers see rollouts.
+    await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "failover", 1));
+    expectEachOnceSigned(await deliveredRollouts(["failover-0"]), ["failover-0"]);
+  });
+
+  it("rolls to a new image tag with `helm upgrade` in the middle of a burst, losing nothing", async () => {
+    await cluster.node(["tag", "webhook-operator:0.1.0", "webhook-operator:0.1.0-next"]);
+    await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "upgrade", burstSize));
+    await chart.helm([
+      "upgrade",
+      chart.release,
+      chartDir,
+      "--reuse-values",
+      "--set",
+      "image.tag=0.1.0-next",
+      "--wait",
+    ]);
+    const pods = await operatorPods();
+    expect(pods.every((pod) => pod.spec.containers[0]?.image === "webhook-operator:0.1.0-next")).toBe(true);
+    const commits = Array.from({ length: burstSize }, (_, i) => `upgrade-${i}`);
+    expectEachOnceSigned(await deliveredRollouts(commits), commits);
+  });
+});

@@ -1,0 +1,114 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { Cluster } from "./cluster.js";
+import { until } from "./node-cluster.js";
+import { repoRoot } from "./tools.js";
+
+// Workloads of the node suite made from manifests/examples: a receiver pod in a namespace of the test's
+// own, a project namespace with the example Webhook pointed at it, bursts of Deployments of real pods.
+
+const example = (file: string) => readFileSync(path.join(repoRoot, "manifests/examples", file), "utf8");
+
+/** The example receiver (Namespace, Secret, script, Deployment, Service) in `namespace`, rolled out. */
+export async function deployReceiver(cluster: Cluster, namespace: string): Promise<void> {
+  await cluster.kubectl(
+    ["apply", "-f", "-"],
+    example("receiver.yaml").replace(/^(\s*)(name|namespace): demo-receiver$/gm, `$1$2: ${namespace}`),
+  );
+  await cluster.kubectl([
+    "-n",
+    namespace,
+    "rollout",
+    "status",
+    "deployment/webhook-receiver",
+    "--timeout=300s",
+  ]);
+}
+
+/** The example Webhook (with its Namespace and Secret) in `project`, delivering to the receiver of `receiver`. */
+export async function declareWebhook(cluster: Cluster, project: string, receiver: string): Promise<void> {
+  const manifest = example("webhook.yaml")
+    .replace(/^(\s*)(name|namespace): demo$/gm, `$1$2: ${project}`)
+    .replace(".demo-receiver.svc", `.${receiver}.svc`);
+  await cluster.kubectl(["apply", "-f", "-"], manifest);
+  await cluster.kubectl([
+    "-n",
+    project,
+    "wait",
+    "--for=condition=Ready",
+    "webhooks.webhook-operator.io/demo-receiver",
+    "--timeout=180s",
+  ]);
+}
+
+/** `count` Deployments of the pause image, each one rollout of commit `<prefix>-<i>`. */
+export function deploymentBurst(namespace: string, prefix: string, count: number): string {
+  return Array.from({ length: count }, (_, i) =>
+    JSON.stringify({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: `${prefix}-${i}`, namespace },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: `${prefix}-${i}` } },
+        template: {
+          metadata: {
+            labels: { app: `${prefix}-${i}` },
+            annotations: { "webhook-operator.io/commit-sha": `${prefix}-${i}` },
+          },
+          spec: {
+            automountServiceAccountToken: false,
+            terminationGracePeriodSeconds: 0,
+            containers: [
+              { name: "app", image: "registry.k8s.io/pause:3.10", resources: { requests: { cpu: "1m" } } },
+            ],
+          },
+        },
+      },
+    }),
+  ).join("\n---\n");
+}
+
+interface StatsSummary {
+  pods: { podRef: { name: string; namespace: string }; memory?: { workingSetBytes?: number } }[];
+}
+
+/**
+ * Samples the working set of the pods of `namespace` whose name matches `pods` from the
+ * kubelet's /stats/summary (through the apiserver's node proxy) every second until stop() is called;
+ * resolves with the highest value seen per pod, in MiB.
+ */
+export function sampleMemory(cluster: Cluster, namespace: string, pods: RegExp) {
+  const peaks = new Map<string, number>();
+  let running = true;
+  const sampling = (async () => {
+    while (running) {
+      const summary = JSON.parse(
+        await cluster.kubectl(["get", "--raw", "/api/v1/nodes/node-0/proxy/stats/summary"]),
+      ) as StatsSummary;
+      for (const pod of summary.pods) {
+        const bytes = pod.memory?.workingSetBytes;
+        if (pod.podRef.namespace !== namespace || !pods.test(pod.podRef.name) || !bytes) continue;
+        peaks.set(pod.podRef.name, Math.max(peaks.get(pod.podRef.name) ?? 0, bytes / 2 ** 20));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  })();
+  return {
+    async stop(): Promise<Map<string, number>> {
+      running = false;
+      await sampling;
+      return peaks;
+    },
+  };
+}
+
+/** The holder of a Lease, once it has one. */
+export async function leaseHolder(cluster: Cluster, namespace: string, name: string): Promise<string> {
+  return until(`a holder of Lease ${namespace}/${name}`, async () => {
+    const holder = await cluster
+      .kubectl(["-n", namespace, "get", "lease", name, "-o", "jsonpath={.spec.holderIdentity}"])
+      .catch(() => "");
+    return holder.trim() || undefined;
+  });
+}
