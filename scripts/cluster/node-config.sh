@@ -8,8 +8,15 @@ bridge="wo-cni0"
 cluster_dns="10.96.0.10"
 sandbox_image="registry.k8s.io/pause:3.10"
 
+# Writes stdin to a file only if that changes it: kube-proxy exits when its configuration file is
+# written to, even with the same content (a second `node.sh start` must leave a running node alone).
+write_file() {
+  cat > "$1.new"
+  if cmp -s "$1.new" "$1"; then rm "$1.new"; else mv "$1.new" "$1"; fi
+}
+
 write_containerd_config() {
-  cat > "$node/containerd.toml" <<TOML
+  write_file "$node/containerd.toml" <<TOML
 version = 2
 root = "$node/containerd/root"
 state = "$node/containerd/state"
@@ -52,7 +59,7 @@ TOML
 # engine's (podman's CNI chains are CNI-*).
 write_cni_config() {
   mkdir -p "$node/cni/net.d"
-  cat > "$node/cni/net.d/10-webhook-operator.conflist" <<JSON
+  write_file "$node/cni/net.d/10-webhook-operator.conflist" <<JSON
 {
   "cniVersion": "0.4.0",
   "name": "webhook-operator-node",
@@ -70,7 +77,7 @@ JSON
 }
 
 write_kubelet_config() {
-  cat > "$node/kubelet.yaml" <<YAML
+  write_file "$node/kubelet.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: $node_ip
@@ -112,14 +119,16 @@ YAML
 }
 
 write_kube_proxy_config() {
-  cat > "$node/kube-proxy.yaml" <<YAML
+  write_file "$node/kube-proxy.yaml" <<YAML
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
 hostnameOverride: $node_name
 clientConnection: {kubeconfig: "$dir/kube-proxy.kubeconfig"}
 clusterCIDR: "$cluster_cidr"
-bindAddress: 127.0.0.1
+# In iptables mode nothing listens here: it tells kube-proxy the node's address.
+bindAddress: $node_ip
+nodePortAddresses: [primary]
 healthzBindAddress: "127.0.0.1:$KUBE_PROXY_HEALTHZ_PORT"
 metricsBindAddress: "127.0.0.1:$KUBE_PROXY_METRICS_PORT"
 # No NodePort on 127.0.0.1: that would need net.ipv4.conf.all.route_localnet=1, a host-wide change.

@@ -17,9 +17,10 @@ import { repoRoot } from "../support/tools.js";
 // are the ones `npm run image` built, imported into the node), the example Webhook and receiver, the
 // example Deployment rolled three times, the API through a port-forward. After each command the test
 // checks what the page says happens; then the operator's log holds no 403 and its writes came from
-// its pods, as its ServiceAccount. The page's uninstall steps run last (helm-uninstall.test.ts).
+// its pods, as its ServiceAccount. The page's uninstall steps run last: what is left is what it lists.
 
 const commands = commandsOf(docBlock("## Quick start with kind"));
+const uninstall = docBlock("## Uninstall");
 const manifest = (file: string) =>
   parseAllDocuments(readFileSync(path.join(repoRoot, "manifests/examples", file), "utf8")).map((document) =>
     document.toJS(),
@@ -138,7 +139,9 @@ const afterwards: Array<[RegExp, (output: string, command: string) => Promise<vo
   [
     /^curl .*\/api\/projects/,
     async (output) => {
-      const { projects } = JSON.parse(output) as { projects: { slug: string }[] };
+      // The port-forward in the background prints "Handling connection for 8080" among it.
+      const json = output.split("\n").find((line) => line.startsWith("{")) ?? output;
+      const { projects } = JSON.parse(json) as { projects: { slug: string }[] };
       expect(projects.map((p) => p.slug)).toContain("demo");
     },
   ],
@@ -166,7 +169,18 @@ beforeAll(async () => {
   });
 });
 
-afterAll(() => terminal?.close());
+afterAll(async () => {
+  terminal?.close();
+  await cluster.kubectl([
+    "delete",
+    "namespace",
+    "demo",
+    "demo-receiver",
+    "webhook-operator",
+    "--ignore-not-found",
+    "--wait=false",
+  ]);
+});
 
 describe("docs/kubernetes.md, Quick start with kind, on a real node", () => {
   it("leaves to the suite only what kind and docker do", () => {
@@ -212,7 +226,8 @@ describe("docs/kubernetes.md, Quick start with kind, on a real node", () => {
     const writes = auditLog(cluster).filter(
       (entry) =>
         (entry.objectRef.namespace === "webhook-operator" || entry.objectRef.resource === "webhooks") &&
-        entry.user.username !== "admin",
+        entry.user.username !== "admin" &&
+        Date.parse(entry.requestReceivedTimestamp) >= helmInstallStarted,
     );
     expect(writes.map((w) => w.objectRef.subresource ?? w.objectRef.resource)).toEqual(
       expect.arrayContaining(["leases", "status"]),
@@ -224,5 +239,46 @@ describe("docs/kubernetes.md, Quick start with kind, on a real node", () => {
         `${write.verb} ${write.objectRef.resource} from ${write.sourceIPs[0]}`,
       ).toBe(true);
     }
+  });
+});
+
+describe("docs/kubernetes.md, Uninstall", () => {
+  // The objects the page lists as kept ("#   secret/…" lines under its `kubectl get`).
+  const listed = [...uninstall.matchAll(/^#\s+(\S+\/\S+)$/gm)].map((m) => m[1]).sort();
+
+  it.each(commandsOf(uninstall))("$ %s", async (command) => {
+    const { output, status } = await terminal.run(command);
+    expect(status, `${command}\n${output}`).toBe(0);
+    if (command.includes(" get ")) expect(output.trim().split("\n").sort()).toEqual(listed);
+  });
+
+  it("leaves nothing else of the release but the namespace's own objects and the CRD", async () => {
+    const types = (await cluster.kubectl(["api-resources", "--namespaced", "--verbs=list", "-o", "name"]))
+      .trim()
+      .split("\n")
+      .filter((type) => !/^events(\.events\.k8s\.io)?$/.test(type));
+    // Kubernetes' own in every namespace: its default ServiceAccount and the cluster's CA bundle.
+    const kubernetesOwn = ["serviceaccount/default", "configmap/kube-root-ca.crt"];
+    const leftOver = async () =>
+      (await cluster.kubectl(["-n", "webhook-operator", "get", types.join(","), "-o", "name"]))
+        .trim()
+        .split("\n")
+        .filter((name) => !kubernetesOwn.includes(name))
+        .sort();
+    // The pods stop within their grace period (SIGTERM: sends in flight finish first).
+    await until("the release's pods gone", async () =>
+      (await leftOver()).some((name) => name.startsWith("pod/")) ? undefined : true,
+    );
+    expect(await leftOver()).toEqual(listed);
+    const clusterWide = await cluster.kubectl([
+      "get",
+      "clusterroles,clusterrolebindings",
+      "-l",
+      "app.kubernetes.io/instance=webhook-operator",
+      "-o",
+      "name",
+    ]);
+    expect(clusterWide.trim()).toBe("");
+    await cluster.kubectl(["get", "crd", "webhooks.webhook-operator.io"]);
   });
 });

@@ -34,20 +34,22 @@ export async function until<T>(
 }
 
 interface PodStatus {
-  metadata: { name: string; uid: string };
+  metadata: { name: string; uid: string; deletionTimestamp?: string };
   spec: { nodeName?: string; containers: { image: string; readinessProbe?: unknown }[] };
   status: { podIP?: string; conditions?: { type: string; status: string }[] };
 }
 
-/** The pods of a label selector, with whether each is Ready. */
+/** The pods of a label selector (not those on their way out), with whether each is Ready. */
 export async function podsOf(cluster: Cluster, namespace: string, selector: string) {
   const { items } = JSON.parse(
     await cluster.kubectl(["-n", namespace, "get", "pods", "-l", selector, "-o", "json"]),
   ) as { items: PodStatus[] };
-  return items.map((pod) => ({
-    ...pod,
-    ready: pod.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
-  }));
+  return items
+    .filter((pod) => !pod.metadata.deletionTimestamp)
+    .map((pod) => ({
+      ...pod,
+      ready: pod.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+    }));
 }
 
 export async function receiverDeliveries(cluster: Cluster, namespace: string): Promise<LoggedDelivery[]> {
@@ -58,6 +60,7 @@ export async function receiverDeliveries(cluster: Cluster, namespace: string): P
 
 export interface AuditEntry {
   verb: string;
+  requestReceivedTimestamp: string;
   user: { username: string };
   sourceIPs: string[];
   objectRef: { resource: string; namespace?: string; name?: string; subresource?: string };

@@ -1,0 +1,284 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { type ChartRelease, chartRelease } from "../support/chart-release.js";
+import { type Cluster, useCluster } from "../support/cluster.js";
+import {
+  chartDir,
+  dashboardQueries,
+  type RuleGroups,
+  readAlerts,
+  withoutGrafanaVariables,
+} from "../support/monitoring-files.js";
+import { pathWithTools, until } from "../support/node-cluster.js";
+import { declareWebhook, deploymentBurst, deployReceiver } from "../support/node-workloads.js";
+import { freePort } from "../support/ports.js";
+import { type Prometheus, type ServiceMonitor, startPrometheus } from "../support/prometheus.js";
+
+// The chart's monitoring for real: Prometheus (Debian's package) finds the operator's pods through the
+// apiserver as the chart's ServiceMonitor selects them, scrapes them while real rollouts are delivered
+// to a receiver that works and to one that refuses every delivery (a wrong signing secret: 401), and
+// evaluates the chart's alert rules. Every panel of the Grafana dashboard must then return data, and
+// the alerts this situation calls for must fire while the others stay quiet. The rules are loaded
+// without their `for:` durations (5 minutes to an hour; test/monitoring/alerts.promtool.yaml tests
+// those with promtool), so that "would fire" is seen as firing within the test.
+
+const namespace = "wo-metrics";
+const receiver = "wo-metrics-receiver";
+const project = "wo-metrics-apps";
+const shouldFire = [
+  "WebhookOperatorDeliverySuccessRateLow", // half of all deliveries fail
+  "WebhookOperatorWebhookSuccessRateLow", // all of the failing webhook's
+  "WebhookOperatorWebhookResourcesInvalid", // a Webhook whose Secret does not exist
+];
+
+let cluster: Cluster;
+let chart: ChartRelease;
+let prometheus: Prometheus;
+let portForward: ChildProcess | undefined;
+let apiBase = "";
+
+async function serviceMonitor(): Promise<ServiceMonitor> {
+  const rendered = await chart.helm([
+    "template",
+    chart.release,
+    chartDir,
+    "--set",
+    "serviceMonitor.enabled=true",
+  ]);
+  const monitor = rendered
+    .split(/^---$/m)
+    .map((document) => parse(document))
+    .find((object) => object?.kind === "ServiceMonitor");
+  return {
+    namespaces: monitor.spec.namespaceSelector.matchNames,
+    matchLabels: monitor.spec.selector.matchLabels,
+    port: monitor.spec.endpoints[0].port,
+    path: monitor.spec.endpoints[0].path,
+  };
+}
+
+/** A ServiceAccount for Prometheus that may discover endpoints, services and pods, and a token of it. */
+async function prometheusToken(): Promise<string> {
+  const rbac = [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "wo-monitoring" } },
+    {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "prometheus", namespace: "wo-monitoring" },
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "wo-prometheus" },
+      rules: [
+        { apiGroups: [""], resources: ["endpoints", "services", "pods"], verbs: ["get", "list", "watch"] },
+      ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "wo-prometheus" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "wo-prometheus" },
+      subjects: [{ kind: "ServiceAccount", name: "prometheus", namespace: "wo-monitoring" }],
+    },
+  ];
+  await cluster.kubectl(["apply", "-f", "-"], rbac.map((object) => JSON.stringify(object)).join("\n---\n"));
+  return (
+    await cluster.kubectl(["-n", "wo-monitoring", "create", "token", "prometheus", "--duration=1h"])
+  ).trim();
+}
+
+/** The chart's alert rules without their `for:` durations. */
+function rulesFiringAtOnce(): RuleGroups {
+  const rules = readAlerts();
+  for (const group of rules.groups) for (const rule of group.rules) delete rule.for;
+  return rules;
+}
+
+/** Calls /api through a port-forward to the chart's Service, with the generated admin key. */
+async function api(route: string, init: RequestInit = {}): Promise<unknown> {
+  const key = Buffer.from(
+    await cluster.kubectl([
+      "-n",
+      namespace,
+      "get",
+      "secret",
+      `${chart.fullname}-api-key`,
+      "-o",
+      "jsonpath={.data.api-key}",
+    ]),
+    "base64",
+  ).toString();
+  if (!portForward) {
+    const port = await freePort();
+    portForward = spawn(
+      "kubectl",
+      [
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "-n",
+        namespace,
+        "port-forward",
+        `service/${chart.fullname}`,
+        `${port}:8080`,
+      ],
+      {
+        env: { ...process.env, PATH: pathWithTools() },
+      },
+    );
+    apiBase = `http://127.0.0.1:${port}`;
+    await until("the port-forward", async () =>
+      fetch(`${apiBase}/healthz`).then(
+        () => true,
+        () => undefined,
+      ),
+    );
+  }
+  const response = await fetch(`${apiBase}${route}`, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+  });
+  if (!response.ok)
+    throw new Error(`${init.method ?? "GET"} ${route}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+beforeAll(async () => {
+  cluster = useCluster();
+  chart = chartRelease(cluster, "webhook-operator", namespace);
+  await chart.helm([
+    "install",
+    chart.release,
+    chartDir,
+    "--create-namespace",
+    "--wait",
+    "--timeout",
+    "10m",
+    "--set",
+    `config.delivery.allowedDestinations={.${receiver}.svc.cluster.local}`,
+    // Watches re-list every 15 s instead of 5 minutes: the dashboard's "Watch restarts" has data.
+    "--set",
+    "config.informerRelistIntervalMs=15000",
+  ]);
+  prometheus = await startPrometheus(
+    cluster,
+    await serviceMonitor(),
+    await prometheusToken(),
+    rulesFiringAtOnce(),
+  );
+  await deployReceiver(cluster, receiver);
+  await declareWebhook(cluster, project, receiver);
+}, 900_000);
+
+afterAll(async () => {
+  portForward?.kill();
+  await prometheus?.stop();
+  await cluster
+    .kubectl(["delete", "wh", "--all", "-n", project, "--wait=true", "--timeout=120s"])
+    .catch(() => {});
+  await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
+  await cluster
+    .kubectl(["delete", "namespace", namespace, project, receiver, "wo-monitoring", "--wait=false"])
+    .catch(() => {});
+  await cluster.kubectl(["delete", "clusterrole,clusterrolebinding", "wo-prometheus"]).catch(() => {});
+});
+
+describe("Prometheus scraping the operator's pods on a real node", () => {
+  it("discovers both replicas through the apiserver as the ServiceMonitor selects them", async () => {
+    const targets = await until("two healthy targets", async () => {
+      const up = (await prometheus.targets()).filter((t) => t.health === "up");
+      return up.length === 2 ? up : undefined;
+    });
+    for (const target of targets) expect(target.labels).toMatchObject({ namespace, job: chart.fullname });
+  });
+
+  it("has data for every panel of the dashboard and fires the alerts a failing receiver calls for", async () => {
+    // A second Webhook to the same receiver with another secret: every delivery answered 401.
+    await cluster.kubectl([
+      "-n",
+      project,
+      "create",
+      "secret",
+      "generic",
+      "wrong-secret",
+      "--from-literal=secret=not-the-receivers",
+    ]);
+    await cluster.kubectl(["-n", project, "get", "wh", "demo-receiver", "-o", "json"]).then(async (json) => {
+      const webhook = JSON.parse(json);
+      const failing = {
+        apiVersion: webhook.apiVersion,
+        kind: "Webhook",
+        metadata: { name: "failing", namespace: project },
+        spec: { ...webhook.spec, secretRef: { name: "wrong-secret", key: "secret" } },
+      };
+      const invalid = {
+        ...failing,
+        metadata: { name: "invalid", namespace: project },
+        spec: { ...failing.spec, secretRef: { name: "no-such-secret", key: "secret" } },
+      };
+      await cluster.kubectl(
+        ["apply", "-f", "-"],
+        [failing, invalid].map((o) => JSON.stringify(o)).join("\n---\n"),
+      );
+    });
+    await cluster.kubectl(["-n", project, "wait", "--for=condition=Ready", "wh/failing", "--timeout=120s"]);
+    await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "metrics", 8));
+
+    // A replay and a test event, through the API, for the panel that counts them.
+    const status = JSON.parse(
+      await cluster.kubectl(["-n", project, "get", "wh", "failing", "-o", "jsonpath={.status}"]),
+    );
+    const deliveries = (await until("a failed delivery to replay", async () => {
+      const page = (await api(
+        `/api/projects/${status.projectId}/webhooks/${status.webhookId}/deliveries`,
+      )) as {
+        deliveries: { id: number }[];
+      };
+      return page.deliveries.length > 0 ? page.deliveries : undefined;
+    })) as { id: number }[];
+    await api(
+      `/api/projects/${status.projectId}/webhooks/${status.webhookId}/deliveries/${deliveries[0]?.id}/retry`,
+      { method: "POST" },
+    );
+    await api(`/api/projects/${status.projectId}/webhooks/${status.webhookId}/test`, {
+      method: "POST",
+      body: "{}",
+    });
+
+    // Grafana's variables as a person looking at this namespace would set them.
+    const queries = dashboardQueries()
+      .filter((query) => query.where.startsWith("panel"))
+      .map((query) => ({
+        ...query,
+        expr: withoutGrafanaVariables(
+          query.expr.replaceAll("$__rate_interval", "1m").replaceAll("$namespace", namespace),
+        ),
+      }));
+    let empty: string[] = [];
+    await until(
+      "every dashboard panel with data",
+      async () => {
+        empty = [];
+        for (const query of queries)
+          if ((await prometheus.query(query.expr)).length === 0) empty.push(query.where);
+        return empty.length === 0 ? true : undefined;
+      },
+      300_000,
+    ).catch(() => {});
+    expect(empty, "panels without data").toEqual([]);
+
+    const states = await until(
+      `${shouldFire.join(", ")} firing`,
+      async () => {
+        const current = await prometheus.alertStates();
+        return shouldFire.every((name) => current.get(name) === "firing") ? current : undefined;
+      },
+      300_000,
+    );
+    for (const rule of readAlerts().groups.flatMap((group) => group.rules)) {
+      const alert = rule.alert ?? "";
+      expect(states.get(alert), alert).toBe(shouldFire.includes(alert) ? "firing" : "inactive");
+    }
+  });
+});

@@ -1,0 +1,141 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { stringify } from "yaml";
+import type { Cluster } from "./cluster.js";
+import { freePort } from "./ports.js";
+
+// A real Prometheus (Debian's package, the binary run with a configuration of the test's own, on
+// loopback) that finds the operator's pods through the real apiserver, as the Prometheus Operator does
+// for the chart's ServiceMonitor, and evaluates the chart's alert rules.
+
+/** What the Prometheus Operator turns a ServiceMonitor into: endpoints discovery, relabelled the same way. */
+export interface ServiceMonitor {
+  namespaces: string[];
+  matchLabels: Record<string, string>;
+  port: string;
+  path: string;
+}
+
+const label = (name: string) => `__meta_kubernetes_service_label_${name.replace(/[^a-zA-Z0-9_]/g, "_")}`;
+
+function scrapeConfig(monitor: ServiceMonitor, apiserver: string, caFile: string, tokenFile: string) {
+  return {
+    job_name: "webhook-operator",
+    scrape_interval: "2s",
+    scrape_timeout: "2s",
+    metrics_path: monitor.path,
+    kubernetes_sd_configs: [
+      {
+        role: "endpoints",
+        api_server: apiserver,
+        tls_config: { ca_file: caFile },
+        authorization: { credentials_file: tokenFile },
+        namespaces: { names: monitor.namespaces },
+      },
+    ],
+    relabel_configs: [
+      ...Object.entries(monitor.matchLabels).map(([name, value]) => ({
+        source_labels: [label(name)],
+        regex: value,
+        action: "keep",
+      })),
+      { source_labels: ["__meta_kubernetes_endpoint_port_name"], regex: monitor.port, action: "keep" },
+      { source_labels: ["__meta_kubernetes_namespace"], target_label: "namespace" },
+      { source_labels: ["__meta_kubernetes_service_name"], target_label: "service" },
+      { source_labels: ["__meta_kubernetes_pod_name"], target_label: "pod" },
+      { source_labels: ["__meta_kubernetes_pod_container_name"], target_label: "container" },
+      { source_labels: ["__meta_kubernetes_service_name"], target_label: "job" },
+      { target_label: "endpoint", replacement: monitor.port },
+    ],
+  };
+}
+
+export interface Prometheus {
+  url: string;
+  query(expr: string): Promise<unknown[]>;
+  /** The alerting rules' states (inactive, pending, firing) by alert name. */
+  alertStates(): Promise<Map<string, string>>;
+  targets(): Promise<{ health: string; labels: Record<string, string> }[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts Prometheus scraping what `monitor` selects, with `rules` (rule groups) evaluated every 2 s.
+ * Authenticates to the apiserver with a ServiceAccount token of its own (`token`), as an in-cluster
+ * Prometheus would.
+ */
+export async function startPrometheus(
+  cluster: Cluster,
+  monitor: ServiceMonitor,
+  token: string,
+  rules: unknown,
+): Promise<Prometheus> {
+  const dir = await mkdtemp(path.join(tmpdir(), "wo-prometheus-"));
+  const server = cluster.kubeConfig().getCurrentCluster();
+  if (!server?.caFile) throw new Error(`no cluster with a CA file in ${cluster.kubeconfigPath}`);
+  await writeFile(path.join(dir, "token"), token, { mode: 0o600 });
+  await writeFile(path.join(dir, "rules.yaml"), stringify(rules));
+  const config = {
+    global: { scrape_interval: "2s", evaluation_interval: "2s" },
+    rule_files: [path.join(dir, "rules.yaml")],
+    scrape_configs: [scrapeConfig(monitor, server.server, server.caFile, path.join(dir, "token"))],
+  };
+  await writeFile(path.join(dir, "prometheus.yml"), stringify(config));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let log = "";
+  const child: ChildProcess = spawn(
+    "prometheus",
+    [
+      `--config.file=${path.join(dir, "prometheus.yml")}`,
+      `--storage.tsdb.path=${path.join(dir, "data")}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  child.stderr?.on("data", (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  const api = async (route: string) => {
+    const response = await fetch(`${url}/api/v1/${route}`);
+    const body = (await response.json()) as { status: string; data: unknown; error?: string };
+    if (body.status !== "success") throw new Error(`Prometheus ${route}: ${body.error}`);
+    return body.data;
+  };
+  for (let attempt = 0; ; attempt++) {
+    const ready = await fetch(`${url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (attempt > 120 || child.exitCode !== null)
+      throw new Error(`Prometheus did not start:\n${log.slice(-3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return {
+    url,
+    async query(expr) {
+      const data = (await api(`query?query=${encodeURIComponent(expr)}`)) as { result: unknown[] };
+      return data.result;
+    },
+    async alertStates() {
+      const data = (await api("rules?type=alert")) as {
+        groups: { rules: { name: string; state: string }[] }[];
+      };
+      return new Map(data.groups.flatMap((group) => group.rules.map((rule) => [rule.name, rule.state])));
+    },
+    async targets() {
+      const data = (await api("targets")) as {
+        activeTargets: { health: string; labels: Record<string, string> }[];
+      };
+      return data.activeTargets;
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
