@@ -26,8 +26,8 @@ import { eventually, type ReceivedRequest, type Receiver, startReceiver } from "
 import { repoRoot } from "../support/tools.js";
 import { clusterPatience, eventsOf, getWebhook, waitForReady } from "../support/webhook-resources.js";
 
-// The story of test/e2e/kind.test.ts on the real control plane of this suite: the chart installed with
-// helm, the operator built in dist/ run outside the cluster (no container runs on the kwok node) as
+// The quick start's story on this suite's simulated node (test/node runs it on a real one): the chart
+// installed with helm, the operator built in dist/ run outside the cluster (no container runs on the kwok node) as
 // the chart's ServiceAccount, the examples of manifests/examples applied (the Webhook pointed at a
 // receiver on loopback instead of the example receiver Deployment), the example Deployment rolled out
 // twice: created, ready and succeeded of each rollout arrive exactly once, signed. The operator meets

@@ -1,16 +1,18 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
 import type { Cluster } from "./cluster.js";
 import { freePort } from "./ports.js";
+import { repoRoot } from "./tools.js";
 
-// A real Prometheus (Debian's package, the binary run with a configuration of the test's own, on
-// loopback) that finds the operator's pods through the real apiserver, as the Prometheus Operator does
-// for the chart's ServiceMonitor, and evaluates the chart's alert rules.
+// A real Prometheus (scripts/cluster/prometheus.sh: Debian's is built without Kubernetes discovery), run
+// with a configuration of the test's own on loopback, that finds the operator's pods through the real
+// apiserver as the Prometheus Operator does for the chart's ServiceMonitor, and evaluates the chart's
+// alert rules.
 
-/** What the Prometheus Operator turns a ServiceMonitor into: endpoints discovery, relabelled the same way. */
+/** What the Prometheus Operator turns a ServiceMonitor into: EndpointSlice discovery, relabelled the same way. */
 export interface ServiceMonitor {
   namespaces: string[];
   matchLabels: Record<string, string>;
@@ -28,7 +30,7 @@ function scrapeConfig(monitor: ServiceMonitor, apiserver: string, caFile: string
     metrics_path: monitor.path,
     kubernetes_sd_configs: [
       {
-        role: "endpoints",
+        role: "endpointslice",
         api_server: apiserver,
         tls_config: { ca_file: caFile },
         authorization: { credentials_file: tokenFile },
@@ -41,7 +43,7 @@ function scrapeConfig(monitor: ServiceMonitor, apiserver: string, caFile: string
         regex: value,
         action: "keep",
       })),
-      { source_labels: ["__meta_kubernetes_endpoint_port_name"], regex: monitor.port, action: "keep" },
+      { source_labels: ["__meta_kubernetes_endpointslice_port_name"], regex: monitor.port, action: "keep" },
       { source_labels: ["__meta_kubernetes_namespace"], target_label: "namespace" },
       { source_labels: ["__meta_kubernetes_service_name"], target_label: "service" },
       { source_labels: ["__meta_kubernetes_pod_name"], target_label: "pod" },
@@ -58,6 +60,8 @@ export interface Prometheus {
   /** The alerting rules' states (inactive, pending, firing) by alert name. */
   alertStates(): Promise<Map<string, string>>;
   targets(): Promise<{ health: string; labels: Record<string, string> }[]>;
+  /** The end of what Prometheus logged, for failure messages. */
+  logTail(): string;
   stop(): Promise<void>;
 }
 
@@ -86,8 +90,12 @@ export async function startPrometheus(
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   let log = "";
+  const binary = execFileSync("bash", [path.join(repoRoot, "scripts/cluster/prometheus.sh")], {
+    encoding: "utf8",
+    timeout: 1_800_000,
+  }).trim();
   const child: ChildProcess = spawn(
-    "prometheus",
+    binary,
     [
       `--config.file=${path.join(dir, "prometheus.yml")}`,
       `--storage.tsdb.path=${path.join(dir, "data")}`,
@@ -132,6 +140,7 @@ export async function startPrometheus(
       };
       return data.activeTargets;
     },
+    logTail: () => log.slice(-3000),
     async stop() {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));
