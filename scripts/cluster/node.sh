@@ -62,7 +62,10 @@ case "$command" in
       ctr images tag --force "localhost/$image" "docker.io/library/$image" >/dev/null
     done
     exit ;;
-  tag) ctr images tag --force "$(full_name "${1:?$usage}")" "$(full_name "${2:?$usage}")" >/dev/null; exit ;;
+  tag)
+    from="$(full_name "${1:?$usage}")" to="$(full_name "${2:?$usage}")"
+    [[ "$from" == "$to" ]] || ctr images tag --force "$from" "$to" >/dev/null
+    exit ;;
   start) ;;
   *) echo "unknown command $command (start, stop, import, tag, check)" >&2; exit 2 ;;
 esac

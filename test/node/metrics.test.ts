@@ -1,6 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
 import { type ChartRelease, chartRelease } from "../support/chart-release.js";
 import { type Cluster, useCluster } from "../support/cluster.js";
 import {
@@ -10,10 +8,15 @@ import {
   readAlerts,
   withoutGrafanaVariables,
 } from "../support/monitoring-files.js";
-import { pathWithTools, until } from "../support/node-cluster.js";
+import { until } from "../support/node-cluster.js";
 import { declareWebhook, deploymentBurst, deployReceiver } from "../support/node-workloads.js";
-import { freePort } from "../support/ports.js";
-import { type Prometheus, type ServiceMonitor, startPrometheus } from "../support/prometheus.js";
+import {
+  chartServiceMonitor,
+  type Prometheus,
+  prometheusToken,
+  startPrometheus,
+} from "../support/prometheus.js";
+import { type ReleaseApi, releaseApi } from "../support/release-api.js";
 
 // The chart's monitoring for real: Prometheus (scripts/cluster/prometheus.sh) finds the operator's pods through the
 // apiserver as the chart's ServiceMonitor selects them, scrapes them while real rollouts are delivered
@@ -35,114 +38,13 @@ const shouldFire = [
 let cluster: Cluster;
 let chart: ChartRelease;
 let prometheus: Prometheus;
-let portForward: ChildProcess | undefined;
-let apiBase = "";
-
-async function serviceMonitor(): Promise<ServiceMonitor> {
-  const rendered = await chart.helm([
-    "template",
-    chart.release,
-    chartDir,
-    "--set",
-    "serviceMonitor.enabled=true",
-  ]);
-  const monitor = rendered
-    .split(/^---$/m)
-    .map((document) => parse(document))
-    .find((object) => object?.kind === "ServiceMonitor");
-  return {
-    namespaces: monitor.spec.namespaceSelector.matchNames,
-    matchLabels: monitor.spec.selector.matchLabels,
-    port: monitor.spec.endpoints[0].port,
-    path: monitor.spec.endpoints[0].path,
-  };
-}
-
-/** A ServiceAccount for Prometheus that may discover EndpointSlices, Services and pods, and a token of it. */
-async function prometheusToken(): Promise<string> {
-  const rbac = [
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: "wo-monitoring" } },
-    {
-      apiVersion: "v1",
-      kind: "ServiceAccount",
-      metadata: { name: "prometheus", namespace: "wo-monitoring" },
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name: "wo-prometheus" },
-      rules: [
-        { apiGroups: [""], resources: ["services", "pods"], verbs: ["get", "list", "watch"] },
-        { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] },
-      ],
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: "wo-prometheus" },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "wo-prometheus" },
-      subjects: [{ kind: "ServiceAccount", name: "prometheus", namespace: "wo-monitoring" }],
-    },
-  ];
-  await cluster.kubectl(["apply", "-f", "-"], rbac.map((object) => JSON.stringify(object)).join("\n---\n"));
-  return (
-    await cluster.kubectl(["-n", "wo-monitoring", "create", "token", "prometheus", "--duration=1h"])
-  ).trim();
-}
+let api: ReleaseApi;
 
 /** The chart's alert rules without their `for:` durations. */
 function rulesFiringAtOnce(): RuleGroups {
   const rules = readAlerts();
   for (const group of rules.groups) for (const rule of group.rules) delete rule.for;
   return rules;
-}
-
-/** Calls /api through a port-forward to the chart's Service, with the generated admin key. */
-async function api(route: string, init: RequestInit = {}): Promise<unknown> {
-  const key = Buffer.from(
-    await cluster.kubectl([
-      "-n",
-      namespace,
-      "get",
-      "secret",
-      `${chart.fullname}-api-key`,
-      "-o",
-      "jsonpath={.data.api-key}",
-    ]),
-    "base64",
-  ).toString();
-  if (!portForward) {
-    const port = await freePort();
-    portForward = spawn(
-      "kubectl",
-      [
-        "--kubeconfig",
-        cluster.kubeconfigPath,
-        "-n",
-        namespace,
-        "port-forward",
-        `service/${chart.fullname}`,
-        `${port}:8080`,
-      ],
-      {
-        env: { ...process.env, PATH: pathWithTools() },
-      },
-    );
-    apiBase = `http://127.0.0.1:${port}`;
-    await until("the port-forward", async () =>
-      fetch(`${apiBase}/healthz`).then(
-        () => true,
-        () => undefined,
-      ),
-    );
-  }
-  const response = await fetch(`${apiBase}${route}`, {
-    ...init,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-  });
-  if (!response.ok)
-    throw new Error(`${init.method ?? "GET"} ${route}: ${response.status} ${await response.text()}`);
-  return response.json();
 }
 
 beforeAll(async () => {
@@ -164,16 +66,17 @@ beforeAll(async () => {
   ]);
   prometheus = await startPrometheus(
     cluster,
-    await serviceMonitor(),
-    await prometheusToken(),
+    await chartServiceMonitor(chart),
+    await prometheusToken(cluster),
     rulesFiringAtOnce(),
   );
+  api = await releaseApi(cluster, chart);
   await deployReceiver(cluster, receiver);
   await declareWebhook(cluster, project, receiver);
 }, 900_000);
 
 afterAll(async () => {
-  portForward?.kill();
+  api?.close();
   await prometheus?.stop();
   await cluster
     .kubectl(["delete", "wh", "--all", "-n", project, "--wait=true", "--timeout=120s"])
@@ -242,11 +145,11 @@ describe("Prometheus scraping the operator's pods on a real node", () => {
     );
     const base = `/api/projects/${status.projectId}/webhooks/${status.webhookId}`;
     const [failed] = await until("a failed delivery to replay", async () => {
-      const deliveries = (await api(`${base}/deliveries`)) as { id: number }[];
+      const deliveries = (await api.call(`${base}/deliveries`)) as { id: number }[];
       return deliveries.length > 0 ? deliveries : undefined;
     });
-    await api(`${base}/deliveries/${failed?.id}/retry`, { method: "POST" });
-    await api(`${base}/test`, { method: "POST", body: "{}" });
+    await api.call(`${base}/deliveries/${failed?.id}/retry`, { method: "POST" });
+    await api.call(`${base}/test`, { method: "POST", body: "{}" });
 
     // Grafana's variables as a person looking at this namespace would set them.
     const queries = dashboardQueries()

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChartRelease, chartRelease } from "../support/chart-release.js";
 import { type Cluster, useCluster } from "../support/cluster.js";
@@ -11,6 +13,7 @@ import {
   sampleMemory,
 } from "../support/node-workloads.js";
 import { eventOf, type LoggedDelivery, signedWith } from "../support/receiver-log.js";
+import { repoRoot } from "../support/tools.js";
 
 // The operator's own lifecycle on a real node, its two replicas running from the image as the chart's
 // defaults run them: one leader (the Lease), failover when the leader's pod is deleted, a rolling
@@ -23,6 +26,9 @@ const receiver = "wo-lifecycle-receiver";
 const project = "wo-lifecycle-apps";
 const events = ["deployment.created", "deployment.ready", "deployment.succeeded"];
 const burstSize = 20;
+const { version } = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as {
+  version: string;
+};
 
 let cluster: Cluster;
 let chart: ChartRelease;
@@ -146,7 +152,7 @@ describe("the operator's pods through restarts, failover and upgrades", () => {
   });
 
   it("rolls to a new image tag with `helm upgrade` in the middle of a burst, losing nothing", async () => {
-    await cluster.node(["tag", "webhook-operator:0.1.0", "webhook-operator:0.1.0-next"]);
+    await cluster.node(["tag", `webhook-operator:${version}`, `webhook-operator:${version}-next`]);
     await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "upgrade", burstSize));
     await chart.helm([
       "upgrade",
@@ -154,11 +160,13 @@ describe("the operator's pods through restarts, failover and upgrades", () => {
       chartDir,
       "--reuse-values",
       "--set",
-      "image.tag=0.1.0-next",
+      `image.tag=${version}-next`,
       "--wait",
     ]);
     const pods = await operatorPods();
-    expect(pods.every((pod) => pod.spec.containers[0]?.image === "webhook-operator:0.1.0-next")).toBe(true);
+    expect(pods.map((pod) => pod.spec.containers[0]?.image)).toEqual(
+      pods.map(() => `webhook-operator:${version}-next`),
+    );
     const commits = Array.from({ length: burstSize }, (_, i) => `upgrade-${i}`);
     expectEachOnceSigned(await deliveredRollouts(commits), commits);
   });

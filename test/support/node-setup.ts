@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { TestProject } from "vitest/node";
-import { imageArchives } from "./images.js";
+import { buildImages } from "./images.js";
 import { repoRoot } from "./tools.js";
 
 const run = promisify(execFile);
@@ -26,7 +26,7 @@ async function step(what: string, file: string, args: string[]): Promise<string>
 /**
  * One control plane and one real node for the whole node suite, in a temporary directory: the
  * control plane without kwok (every pod must land on the real node), then scripts/cluster/node.sh,
- * then the operator's images (`npm run image`) imported into the node's containerd. At the end the
+ * then the images (`npm run image`, test/support/images.ts) imported into the node's containerd. At the end the
  * node stops, which puts the machine back, and a machine left different fails the run (the suite's
  * last file, host-restored.test.ts, asserts the same after stopping the node itself).
  * CLUSTER_DIR=<dir> reuses a running cluster and node and leaves them running.
@@ -38,7 +38,8 @@ export default async function setup(project: TestProject) {
   const dir = reuse ?? (await mkdtemp(path.join(tmpdir(), "wo-node-")));
   const started = Date.now();
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
-  const archives = imageArchives();
+  // Built while the control plane and the node start: minutes each on a first run.
+  const images = buildImages(path.join(repoRoot, ".cache/node-images"));
   await step("starting the control plane", script("start.sh"), [
     dir,
     "etcd",
@@ -49,7 +50,9 @@ export default async function setup(project: TestProject) {
   try {
     await step("starting the node", script("node.sh"), [dir, "start"]);
     console.log(`control plane and node up in ${elapsed()} (${dir})`);
-    await step("importing the images", script("node.sh"), [dir, "import", ...(await archives)]);
+    const { archives, tags } = await images;
+    await step("importing the images", script("node.sh"), [dir, "import", ...archives]);
+    for (const [name, as] of tags) await step("naming an image", script("node.sh"), [dir, "tag", name, as]);
     console.log(`images imported after ${elapsed()}`);
   } catch (error) {
     if (!reuse) await step("stopping the cluster", script("stop.sh"), [dir]).catch(() => {});

@@ -2,8 +2,10 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { stringify } from "yaml";
+import { parse, stringify } from "yaml";
+import type { ChartRelease } from "./chart-release.js";
 import type { Cluster } from "./cluster.js";
+import { chartDir } from "./monitoring-files.js";
 import { freePort } from "./ports.js";
 import { repoRoot } from "./tools.js";
 
@@ -18,6 +20,72 @@ export interface ServiceMonitor {
   matchLabels: Record<string, string>;
   port: string;
   path: string;
+}
+
+/** The ServiceMonitor the chart renders with serviceMonitor.enabled=true for this release. */
+export async function chartServiceMonitor(chart: ChartRelease): Promise<ServiceMonitor> {
+  const rendered = await chart.helm([
+    "template",
+    chart.release,
+    chartDir,
+    "--set",
+    "serviceMonitor.enabled=true",
+  ]);
+  const monitor = rendered
+    .split(/^---$/m)
+    .map((document) => parse(document))
+    .find((object) => object?.kind === "ServiceMonitor");
+  return {
+    namespaces: monitor.spec.namespaceSelector.matchNames,
+    matchLabels: monitor.spec.selector.matchLabels,
+    port: monitor.spec.endpoints[0].port,
+    path: monitor.spec.endpoints[0].path,
+  };
+}
+
+/**
+ * A ServiceAccount prometheus in namespace wo-monitoring that may discover EndpointSlices, Services and
+ * pods (what an in-cluster Prometheus is granted), and a token of it.
+ */
+export async function prometheusToken(cluster: Cluster): Promise<string> {
+  const read = ["get", "list", "watch"];
+  const objects = [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "wo-monitoring" } },
+    {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "prometheus", namespace: "wo-monitoring" },
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "wo-prometheus" },
+      rules: [
+        { apiGroups: [""], resources: ["services", "pods"], verbs: read },
+        { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: read },
+      ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "wo-prometheus" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "wo-prometheus" },
+      subjects: [{ kind: "ServiceAccount", name: "prometheus", namespace: "wo-monitoring" }],
+    },
+  ];
+  await cluster.kubectl(
+    ["apply", "-f", "-"],
+    objects.map((object) => JSON.stringify(object)).join("\n---\n"),
+  );
+  const token = await cluster.kubectl([
+    "-n",
+    "wo-monitoring",
+    "create",
+    "token",
+    "prometheus",
+    "--duration=1h",
+  ]);
+  return token.trim();
 }
 
 const label = (name: string) => `__meta_kubernetes_service_label_${name.replace(/[^a-zA-Z0-9_]/g, "_")}`;
