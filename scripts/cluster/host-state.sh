@@ -4,9 +4,9 @@
 # does not depend on time: node.sh saves it before the node starts and compares it after the node
 # stops (any line that differs is a change the node left behind). It covers:
 #   sysctls (all but counters that move by themselves), iptables and ip6tables rules, the nftables
-#   ruleset, mounts, cgroups of every hierarchy, network interfaces, addresses and routes, network
-#   namespaces, the paths the kubelet, containerd and CNI use outside their own directories, and
-#   processes of the node's programs.
+#   ruleset, nfacct counters, mounts, top-level cgroups of every hierarchy, network interfaces,
+#   addresses and routes, network namespaces, the paths the kubelet, containerd and CNI use outside
+#   their own directories, and processes of the node's programs.
 set -uo pipefail
 export LC_ALL=C
 
@@ -35,8 +35,11 @@ awk '{ sep = 0; for (i = 7; i <= NF; i++) if ($i == "-") { sep = i; break }
        print $5, $(sep + 1), $(sep + 2), $6 }' /proc/self/mountinfo | sort
 
 section cgroups
+# The top level of every hierarchy: a node's cgroups all live under /kubepods, so a leftover one leaves
+# /kubepods there; deeper, other programs' cgroups come and go by themselves (a process manager's, one
+# per command it runs).
 for hierarchy in /sys/fs/cgroup/*/; do
-  (cd "$hierarchy" && find . -mindepth 1 -type d 2>/dev/null | sed "s#^\.#${hierarchy%/}#") | sort
+  find "$hierarchy" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort
 done
 
 section network

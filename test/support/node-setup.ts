@@ -38,21 +38,27 @@ export default async function setup(project: TestProject) {
   const dir = reuse ?? (await mkdtemp(path.join(tmpdir(), "wo-node-")));
   const started = Date.now();
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
-  // Built while the control plane and the node start: minutes each on a first run.
-  const images = buildImages(path.join(repoRoot, ".cache/node-images"));
-  await step("starting the control plane", script("start.sh"), [
-    dir,
-    "etcd",
-    "kube-apiserver",
-    "kube-controller-manager",
-    "kube-scheduler",
-  ]);
+  // The images are built while the control plane starts (minutes each on a first run), and before the
+  // node records the machine: a build's mounts and cgroups would otherwise be in the record.
+  const [images] = await Promise.all([
+    buildImages(path.join(repoRoot, ".cache/node-images")),
+    step("starting the control plane", script("start.sh"), [
+      dir,
+      "etcd",
+      "kube-apiserver",
+      "kube-controller-manager",
+      "kube-scheduler",
+    ]),
+  ]).catch(async (error) => {
+    if (!reuse) await step("stopping the cluster", script("stop.sh"), [dir]).catch(() => {});
+    throw error;
+  });
   try {
     await step("starting the node", script("node.sh"), [dir, "start"]);
-    console.log(`control plane and node up in ${elapsed()} (${dir})`);
-    const { archives, tags } = await images;
-    await step("importing the images", script("node.sh"), [dir, "import", ...archives]);
-    for (const [name, as] of tags) await step("naming an image", script("node.sh"), [dir, "tag", name, as]);
+    console.log(`control plane, images and node ready in ${elapsed()} (${dir})`);
+    await step("importing the images", script("node.sh"), [dir, "import", ...images.archives]);
+    for (const [name, as] of images.tags)
+      await step("naming an image", script("node.sh"), [dir, "tag", name, as]);
     console.log(`images imported after ${elapsed()}`);
   } catch (error) {
     if (!reuse) await step("stopping the cluster", script("stop.sh"), [dir]).catch(() => {});
