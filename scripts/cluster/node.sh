@@ -57,10 +57,6 @@ case "$command" in
   check) compare_host; exit ;;
   import)
     for archive in "$@"; do ctr images import "$archive" >/dev/null; done
-    # podman saves its images as localhost/NAME; the kubelet asks for docker.io/library/NAME.
-    ctr images ls -q | sed -n 's#^localhost/\([^/]*\)$#\1#p' | while read -r image; do
-      ctr images tag --force "localhost/$image" "docker.io/library/$image" >/dev/null
-    done
     exit ;;
   tag)
     from="$(full_name "${1:?$usage}")" to="$(full_name "${2:?$usage}")"

@@ -41,15 +41,25 @@ it("stops the controllers when the Lease is taken, and takes it back once nobody
   );
 
   // Another holder writes the Lease (what a leader cut off from the API server finds when it is back).
+  // Read and written again when the operator renewed it in between (409 Conflict), as any writer must.
   const coordination = cluster.kubeConfig().makeApiClient(CoordinationV1Api);
-  const lease = await coordination.readNamespacedLease({ name: label, namespace });
-  lease.spec = {
-    ...lease.spec,
-    holderIdentity: "someone-else",
-    renewTime: new V1MicroTime(),
-    leaseDurationSeconds: 3,
-  };
-  await coordination.replaceNamespacedLease({ name: label, namespace, body: lease });
+  for (let attempt = 1; ; attempt++) {
+    const lease = await coordination.readNamespacedLease({ name: label, namespace });
+    lease.spec = {
+      ...lease.spec,
+      holderIdentity: "someone-else",
+      renewTime: new V1MicroTime(),
+      leaseDurationSeconds: 3,
+    };
+    const written = await coordination.replaceNamespacedLease({ name: label, namespace, body: lease }).then(
+      () => true,
+      (error: { code?: number }) => {
+        if (error.code !== 409 || attempt === 5) throw error;
+        return false;
+      },
+    );
+    if (written) break;
+  }
   await eventually(async () => (service.operator?.isLeader() === false ? true : undefined), clusterPatience);
   await service.operator?.idle();
 
