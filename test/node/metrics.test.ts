@@ -83,7 +83,7 @@ afterAll(async () => {
     .catch(() => {});
   await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
   await cluster
-    .kubectl(["delete", "namespace", namespace, project, receiver, "wo-monitoring", "--wait=false"])
+    .kubectl(["delete", "namespace", namespace, project, receiver, "wo-monitoring", "--timeout=300s"])
     .catch(() => {});
   await cluster.kubectl(["delete", "clusterrole,clusterrolebinding", "wo-prometheus"]).catch(() => {});
 });

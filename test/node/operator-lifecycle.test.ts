@@ -98,7 +98,7 @@ afterAll(async () => {
     .catch(() => {});
   await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
   await cluster
-    .kubectl(["delete", "namespace", namespace, project, receiver, "--wait=false"])
+    .kubectl(["delete", "namespace", namespace, project, receiver, "--timeout=300s"])
     .catch(() => {});
 });
 

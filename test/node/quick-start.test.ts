@@ -169,6 +169,8 @@ beforeAll(async () => {
   });
 });
 
+// Each file leaves the node as it found it before the next starts (its namespaces gone, not going):
+// pods still being torn down beside the next file's rollouts once held one of them up for minutes.
 afterAll(async () => {
   terminal?.close();
   await cluster.kubectl([
@@ -178,7 +180,7 @@ afterAll(async () => {
     "demo-receiver",
     "webhook-operator",
     "--ignore-not-found",
-    "--wait=false",
+    "--timeout=300s",
   ]);
 });
 
