@@ -29,7 +29,12 @@ export async function deployReceiver(cluster: Cluster, namespace: string): Promi
 export async function declareWebhook(cluster: Cluster, project: string, receiver: string): Promise<void> {
   const manifest = example("webhook.yaml")
     .replace(/^(\s*)(name|namespace): demo$/gm, `$1$2: ${project}`)
-    .replace(".demo-receiver.svc", `.${receiver}.svc`);
+    .replace(/^(\s*url: http:\/\/webhook-receiver)\.demo-receiver\./m, `$1.${receiver}.`);
+  if (!manifest.includes(`url: http://webhook-receiver.${receiver}.svc`)) {
+    throw new Error(
+      "manifests/examples/webhook.yaml no longer has the url line this helper points elsewhere",
+    );
+  }
   await cluster.kubectl(["apply", "-f", "-"], manifest);
   await cluster.kubectl([
     "-n",
