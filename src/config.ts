@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { readDatabaseUrlFile } from "./database-url-file.js";
+import { readDatabaseUrlFile } from "./db/database-url-file.js";
 import { type AllowList, parseAllowList } from "./delivery-engine/destination-policy.js";
 import type { TokenAuthSettings } from "./kube-auth/reviewer.js";
 import type { LogFormat } from "./logger.js";

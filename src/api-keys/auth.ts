@@ -1,6 +1,6 @@
 import type { RequestHandler } from "express";
 import type { Pool } from "../db/pool.js";
-import { ForbiddenError, ServiceUnavailableError, UnauthorizedError } from "../http/errors.js";
+import { ForbiddenError, ServiceUnavailableError, UnauthorizedError } from "../errors.js";
 import { requiredAccess } from "../kube-auth/request-access.js";
 import type { KubernetesIdentity, KubernetesTokenReviewer, WebhookAccess } from "../kube-auth/reviewer.js";
 import { looksLikeKubernetesToken } from "../kube-auth/token-shape.js";

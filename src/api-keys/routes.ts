@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
-import { NotFoundError } from "../http/errors.js";
+import { NotFoundError } from "../errors.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { displayName, idParam, iso, isoTimestamp, positiveId } from "../http/schemas.js";

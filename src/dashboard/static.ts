@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Router } from "express";
-import { NotFoundError } from "../http/errors.js";
+import { NotFoundError } from "../errors.js";
 import type { Logger } from "../logger.js";
 
 // The dashboard is a built single-page app (dashboard/ → dist/dashboard by `npm run build`), served by

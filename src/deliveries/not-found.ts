@@ -1,4 +1,4 @@
-import { NotFoundError } from "../http/errors.js";
+import { NotFoundError } from "../errors.js";
 
 /** A delivery id that is not (or no longer) there: it may have been removed by retention. */
 export const deliveryNotFound = (deliveryId: number, webhookId: number): NotFoundError =>

@@ -2,7 +2,7 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
-import { ConflictError } from "../http/errors.js";
+import { ConflictError } from "../errors.js";
 import { nextLinkHeader } from "../http/link-header.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";

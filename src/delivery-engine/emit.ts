@@ -1,7 +1,7 @@
 import { arrayLiteral } from "../db/array-literal.js";
 import type { Queryable } from "../db/pool.js";
+import type { DeploymentEventType } from "../event-types.js";
 import { metrics } from "../metrics.js";
-import type { DeploymentEventType } from "../webhooks/event-types.js";
 import { createEnvelope, type Envelope } from "./envelope.js";
 
 export const deliveriesChannel = "webhook_operator_deliveries";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { EventType } from "../webhooks/event-types.js";
+import type { EventType } from "../event-types.js";
 
 /** The JSON body of every delivery (spec §2.1). Key order is fixed here and kept in the stored text. */
 export interface Envelope {

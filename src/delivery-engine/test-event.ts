@@ -1,7 +1,7 @@
 import { deploymentPayload } from "../deployments/payload.js";
 import type { DeploymentStatus } from "../deployments/schemas.js";
+import type { DeploymentEventType } from "../event-types.js";
 import type { ProjectRow } from "../projects/store.js";
-import type { DeploymentEventType } from "../webhooks/event-types.js";
 
 const statusOf: Record<DeploymentEventType, DeploymentStatus> = {
   "deployment.created": "pending",

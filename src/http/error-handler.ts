@@ -1,6 +1,5 @@
 import type { ErrorRequestHandler } from "express";
 import { ZodError } from "zod";
-import type { Logger } from "../logger.js";
 import {
   ApiError,
   BadRequestError,
@@ -8,7 +7,8 @@ import {
   MethodNotAllowedError,
   PayloadTooLargeError,
   ValidationError,
-} from "./errors.js";
+} from "../errors.js";
+import type { Logger } from "../logger.js";
 
 /** Describes zod issues as `path: message` lines a user can act on. */
 export function validationErrorFrom(error: ZodError, where: string): ValidationError {

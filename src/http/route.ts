@@ -2,8 +2,8 @@ import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openap
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { AuthContext } from "../api-keys/auth.js";
+import { BadRequestError, MethodNotAllowedError } from "../errors.js";
 import { validationErrorFrom } from "./error-handler.js";
-import { BadRequestError, MethodNotAllowedError } from "./errors.js";
 import { errorResponseSchema } from "./openapi.js";
 
 type Method = "get" | "post" | "put" | "delete";

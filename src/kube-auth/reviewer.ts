@@ -4,7 +4,7 @@ import {
   AuthorizationV1Api,
   type KubeConfig,
 } from "@kubernetes/client-node";
-import { ServiceUnavailableError, UnauthorizedError } from "../http/errors.js";
+import { ServiceUnavailableError, UnauthorizedError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { createReviewCache } from "./review-cache.js";
 import { tokenDigest, tokenExpiry } from "./token-shape.js";

@@ -1,6 +1,6 @@
 import type { AuthContext, KubernetesTokenAuth } from "../api-keys/auth.js";
 import type { Queryable } from "../db/pool.js";
-import { ForbiddenError, NotFoundError } from "../http/errors.js";
+import { ForbiddenError, NotFoundError } from "../errors.js";
 import type { ProjectRow } from "./store.js";
 import { listProjectNamespaces } from "./store.js";
 

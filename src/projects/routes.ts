@@ -3,7 +3,7 @@ import type { Router } from "express";
 import { requireAdmin } from "../api-keys/auth.js";
 import type { Pool } from "../db/pool.js";
 import { isUniqueViolation } from "../db/sqlstate.js";
-import { ConflictError } from "../http/errors.js";
+import { ConflictError } from "../errors.js";
 import { addRoute } from "../http/route.js";
 import { iso } from "../http/schemas.js";
 import { visibleProjectIds } from "./access.js";

@@ -2,11 +2,11 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
 import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
-import { NotFoundError } from "../http/errors.js";
+import { NotFoundError } from "../errors.js";
+import { eventTypes } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { projectParams } from "../http/schemas.js";
-import { eventTypes } from "./event-types.js";
 import {
   createWebhookBody,
   eventTypeSchema,

@@ -1,7 +1,7 @@
+import { eventTypeNames } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { pageNumber, pageSize } from "../http/pagination.js";
 import { httpUrl, idParam, isoTimestamp } from "../http/schemas.js";
-import { eventTypeNames } from "./event-types.js";
 
 export const webhookParams = z.object({
   project_id: idParam("project_id"),

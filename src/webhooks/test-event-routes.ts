@@ -3,9 +3,9 @@ import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
 import { retryResultSchema } from "../deliveries/schemas.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
+import { eventTypes } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
-import { eventTypes } from "./event-types.js";
 import { webhookParams } from "./schemas.js";
 import { requireProjectWebhook } from "./service.js";
 

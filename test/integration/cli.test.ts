@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiClient } from "../../src/client/api-client.js";
 import { withTransaction } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
-import { eventTypeNames } from "../../src/webhooks/event-types.js";
+import { eventTypeNames } from "../../src/event-types.js";
 import { assertBuilt, type CliOptions, runCli } from "../support/cli.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
 import { useTestSecretKeys } from "../support/secret-keys.js";

@@ -16,7 +16,7 @@ export function assertBuilt(): void {
       .filter((file) => file.endsWith(".ts"))
       .map((file) => path.join(dir, file)),
   );
-  for (const source of [...sources, "src/webhooks/event-types.ts", "src/version.ts"]) {
+  for (const source of [...sources, "src/event-types.ts", "src/version.ts"]) {
     const built = path.join(root, "dist", source.replace(/\.ts$/, ".js"));
     if (!existsSync(built) || statSync(built).mtimeMs < statSync(path.join(root, source)).mtimeMs) {
       throw new Error(`${source} changed since the last build: run \`npm run build\` first.`);

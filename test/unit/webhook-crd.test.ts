@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { crdPath, renderCrd } from "../../scripts/generate-crd.js";
+import { eventTypeNames } from "../../src/event-types.js";
 import { validateWebhookSpec } from "../../src/operator/api/validate-spec.js";
-import { eventTypeNames } from "../../src/webhooks/event-types.js";
 
 describe("Webhook CRD", () => {
   it("in crds/ is the one generated from the TypeScript definition (run npm run generate:crd)", () => {

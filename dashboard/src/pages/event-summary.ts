@@ -1,4 +1,4 @@
-import { eventTypeNames, eventTypes } from "../../../src/webhooks/event-types.js";
+import { eventTypeNames, eventTypes } from "../../../src/event-types.js";
 
 // Names outside the Deployment category are accepted in subscriptions but not emitted in this release
 // (spec §1 and §6.2); the form takes names, categories and descriptions from the catalogue (endpoint 1).

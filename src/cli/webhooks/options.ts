@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { ApiClient } from "../../client/api-client.js";
+import { eventTypeNames } from "../../event-types.js";
 import { version } from "../../version.js";
-import { eventTypeNames } from "../../webhooks/event-types.js";
 import { usageError } from "../errors.js";
 
 export const defaultApiUrl = "http://127.0.0.1:8080";

@@ -6,7 +6,7 @@ import type {
   TestEventResult,
   Webhook,
 } from "../../client/api-client.js";
-import { eventTypeNames } from "../../webhooks/event-types.js";
+import { eventTypeNames } from "../../event-types.js";
 import { cell, formatFields, formatTable } from "./output.js";
 
 // How each resource reads in a terminal. Keys are the API's field names, so the text output, --json

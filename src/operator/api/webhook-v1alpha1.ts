@@ -1,5 +1,5 @@
+import { eventTypeNames } from "../../event-types.js";
 import { fragmentMessage, httpUrlMessage, httpUrlPattern } from "../../http/schemas.js";
-import { eventTypeNames } from "../../webhooks/event-types.js";
 
 // The Webhook custom resource (webhook-operator.io/v1alpha1), defined once here. The CRD in crds/ is
 // generated from this file (`npm run generate:crd`; a test fails when it is out of date), and the

@@ -1,6 +1,6 @@
 import type { V1Deployment } from "@kubernetes/client-node";
 import type { DeploymentStatus } from "../../deployments/schemas.js";
-import type { DeploymentEventType } from "../../webhooks/event-types.js";
+import type { DeploymentEventType } from "../../event-types.js";
 
 export const revisionAnnotation = "deployment.kubernetes.io/revision";
 

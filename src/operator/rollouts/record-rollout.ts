@@ -9,8 +9,8 @@ import {
   lockRollout,
   updateRollout,
 } from "../../deployments/store.js";
+import type { DeploymentEventType } from "../../event-types.js";
 import type { ProjectRow } from "../../projects/store.js";
-import type { DeploymentEventType } from "../../webhooks/event-types.js";
 import { readRolloutAnnotations } from "./annotations.js";
 import { eventsToEmit, isFinished, revisionAnnotation, rolloutPhase, statusAfter } from "./phase.js";
 import { concludedAt, rolloutFinishedAt, rolloutStartedAt } from "./rollout-times.js";
