@@ -1,30 +1,13 @@
 import type { RequestHandler } from "express";
 import type { Pool } from "../db/pool.js";
-import { ForbiddenError, ServiceUnavailableError, UnauthorizedError } from "../errors.js";
+import { ServiceUnavailableError, UnauthorizedError } from "../errors.js";
+import type { ApiKeyAuth, KubernetesTokenAuth } from "../http/auth-context.js";
 import { requiredAccess } from "../kube-auth/request-access.js";
-import type { KubernetesIdentity, KubernetesTokenReviewer, WebhookAccess } from "../kube-auth/reviewer.js";
+import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
 import { looksLikeKubernetesToken } from "../kube-auth/token-shape.js";
 import { metrics } from "../metrics.js";
 import { hashApiKey, hashesEqual } from "./keys.js";
 import { findApiKeyByHash, touchApiKey } from "./store.js";
-
-export interface ApiKeyAuth {
-  method: "api_key";
-  keyId: number;
-  /** null for an admin key (every project). */
-  projectIds: number[] | null;
-}
-
-/** A ServiceAccount (or other Kubernetes) token: RBAC in each project's namespace decides. */
-export interface KubernetesTokenAuth {
-  method: "kubernetes_token";
-  identity: KubernetesIdentity;
-  reviewer: KubernetesTokenReviewer;
-  /** What this request needs on Webhook resources, in whichever namespace it touches. */
-  access: Omit<WebhookAccess, "namespace">;
-}
-
-export type AuthContext = ApiKeyAuth | KubernetesTokenAuth;
 
 const bearer = /^Bearer\s+(\S+)\s*$/i;
 
@@ -90,12 +73,4 @@ export function authenticate(pool: Pool, reviewer: KubernetesTokenReviewer | und
     metrics.authentications.inc({ method, outcome: "success" });
     next();
   };
-}
-
-export function isAdmin(auth: AuthContext): boolean {
-  return auth.method === "api_key" && auth.projectIds === null;
-}
-
-export function requireAdmin(auth: AuthContext, action: string): void {
-  if (!isAdmin(auth)) throw new ForbiddenError(`Only an admin API key may ${action}.`);
 }

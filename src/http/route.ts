@@ -1,8 +1,8 @@
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
-import type { AuthContext } from "../api-keys/auth.js";
 import { BadRequestError, MethodNotAllowedError } from "../errors.js";
+import type { AuthContext } from "./auth-context.js";
 import { validationErrorFrom } from "./error-handler.js";
 import { errorResponseSchema } from "./openapi.js";
 

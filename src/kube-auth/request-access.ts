@@ -1,4 +1,4 @@
-import type { WebhookAccess } from "./reviewer.js";
+import type { WebhookAccess } from "../http/auth-context.js";
 
 /**
  * The RBAC verb (and subresource) an /api request needs on `webhooks.webhook-operator.io` in the

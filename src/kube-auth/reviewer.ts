@@ -5,6 +5,7 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import { ServiceUnavailableError, UnauthorizedError } from "../errors.js";
+import type { AccessReviewer, KubernetesIdentity } from "../http/auth-context.js";
 import type { Logger } from "../logger.js";
 import { createReviewCache } from "./review-cache.js";
 import { tokenDigest, tokenExpiry } from "./token-shape.js";
@@ -18,30 +19,10 @@ export interface TokenAuthSettings {
   cacheSize: number;
 }
 
-/** Who a token belongs to, as the API server says; `digest` keys the caches instead of the token. */
-export interface KubernetesIdentity {
-  username: string;
-  uid: string | undefined;
-  groups: string[];
-  extra: Record<string, string[]> | undefined;
-  digest: string;
-  /** Epoch ms of the token's `exp`, when it has one. */
-  expiresAt: number | undefined;
-}
-
-/** What a request asks to do to Webhook resources in one namespace ("" = cluster-wide). */
-export interface WebhookAccess {
-  namespace: string;
-  verb: string;
-  subresource?: string;
-}
-
-export interface KubernetesTokenReviewer {
+export interface KubernetesTokenReviewer extends AccessReviewer {
   audience: string;
   /** Throws 401 for a token the API server rejects, 503 when it cannot answer. */
   authenticate(token: string): Promise<KubernetesIdentity>;
-  /** Throws 503 when the API server cannot answer. */
-  isAllowed(identity: KubernetesIdentity, access: WebhookAccess): Promise<boolean>;
 }
 
 export const webhookResource = { group: "webhook-operator.io", resource: "webhooks" } as const;

@@ -1,6 +1,6 @@
-import type { AuthContext, KubernetesTokenAuth } from "../api-keys/auth.js";
 import type { Queryable } from "../db/pool.js";
 import { ForbiddenError, NotFoundError } from "../errors.js";
+import type { AuthContext, KubernetesTokenAuth } from "../http/auth-context.js";
 import type { ProjectRow } from "./store.js";
 import { listProjectNamespaces } from "./store.js";
 

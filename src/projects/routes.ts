@@ -1,9 +1,9 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { requireAdmin } from "../api-keys/auth.js";
 import type { Pool } from "../db/pool.js";
 import { isUniqueViolation } from "../db/sqlstate.js";
 import { ConflictError } from "../errors.js";
+import { requireAdmin } from "../http/auth-context.js";
 import { addRoute } from "../http/route.js";
 import { iso } from "../http/schemas.js";
 import { visibleProjectIds } from "./access.js";

@@ -1,7 +1,7 @@
-import type { AuthContext } from "../api-keys/auth.js";
 import type { Queryable } from "../db/pool.js";
 import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
 import { ApiError, ConflictError, NotFoundError } from "../errors.js";
+import type { AuthContext } from "../http/auth-context.js";
 import { iso } from "../http/schemas.js";
 import { authorizeProject } from "../projects/access.js";
 import type { ProjectRow } from "../projects/store.js";
