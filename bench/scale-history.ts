@@ -1,5 +1,5 @@
 import pg from "pg";
-import { exampleDeploymentPayload } from "../src/delivery-engine/test-event.js";
+import { exampleDeploymentPayload } from "../src/deliveries/test-event.js";
 import { benchEventType } from "./fixtures.js";
 
 /** How the scale benchmark's history is shaped. */

@@ -47,7 +47,7 @@ export interface ClaimRequest {
  * - chosen: all of them, restricted webhooks' rows no further than the budget, round by round. Rows
  *   read but not chosen stay locked only until the statement commits.
  * - claimed: leased, looked up by an id array computed first rather than joined: a plan made once must
- *   not depend on how many rows it expects (claimSessionSettings, outbox.ts).
+ *   not depend on how many rows it expects (claimSessionSettings, queue.ts).
  *
  * Due rows are the queued ones and in-flight ones whose lease expired (their worker died). `excludedIds`
  * (a bigint[] expression) are rows the same statement records: its snapshot still sees them in flight,

@@ -5,6 +5,7 @@ import { createPool, type Pool, withTransaction } from "../db/pool.js";
 import { isUniqueViolation } from "../db/sqlstate.js";
 import { deliveryNotFound } from "../deliveries/not-found.js";
 import { findDeliveryRecord } from "../deliveries/store.js";
+import { exampleDeploymentPayload } from "../deliveries/test-event.js";
 import { ConflictError, GoneError, NotFoundError } from "../errors.js";
 import type { DeploymentEventType } from "../event-types.js";
 import type { Logger } from "../logger.js";
@@ -19,9 +20,8 @@ import {
   insertEventRecord,
   insertLeasedDelivery,
   recordOutcomes,
-} from "./outbox.js";
+} from "./queue.js";
 import { createSender, type DeliveryOutcome } from "./sender.js";
-import { exampleDeploymentPayload } from "./test-event.js";
 import { DeliveryWorker, observeOutcome } from "./worker.js";
 
 /** Spec §2.7, and the new attempt's delivery record (an addition: clients link to it). */

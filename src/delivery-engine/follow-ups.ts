@@ -5,7 +5,7 @@ import type { StatementParams } from "./statement-params.js";
 // What a recorded outcome sets off for a webhook with an opt-in policy (README, "Retry policy and
 // auto-disable"): the next attempt of a failed delivery, and the webhook's run of failures, which may
 // disable it. These CTEs join the worker's record-and-claim statement only in its follow-up variant
-// (outbox.ts), chosen when a batch holds such an outcome, so the statement most turns run (no policy
+// (queue.ts), chosen when a batch holds such an outcome, so the statement most turns run (no policy
 // anywhere) is planned and executed exactly as before. Being part of the statement that records the
 // failure, a retry is durable the moment the failure is: no crash between the two can lose it.
 
@@ -42,7 +42,7 @@ const reachesLimit = `w.enabled AND ${failuresAfter} >= w.auto_disable_after_fai
  *   retry being inserted, as FOR KEY SHARE does for every other writer of deliveries (migration 003).
  * - retried: the next attempt of each failed one whose webhook (still enabled) allows it, one above the
  *   event's highest attempt, waiting in scheduled_retries (migration 011 says why not in deliveries)
- *   until queueDueRetries (outbox.ts) queues it.
+ *   until queueDueRetries (queue.ts) queues it.
  * - counted/disabled: the run of failures of webhooks with auto-disable on; a webhook whose run reached
  *   after_failures and lasted min_duration_seconds is disabled, with the reason recorded.
  */

@@ -3,8 +3,8 @@ import { STATUS_CODES } from "node:http";
 import type { Dispatcher } from "undici";
 import { secretBox } from "../secrets/current.js";
 import { type SecretBox, SecretDecryptionError } from "../secrets/secret-box.js";
-import { hmacKey } from "../secrets/signing-key.js";
 import { DestinationRefusedError } from "./destination-policy.js";
+import { hmacKey } from "./signing-key.js";
 
 export interface OutboundDelivery {
   url: string;

@@ -12,7 +12,7 @@ import {
   recordAndClaim,
   releaseClaims,
   releaseClaimsOf,
-} from "./outbox.js";
+} from "./queue.js";
 import { ReceiverLimits } from "./receiver-limits.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 
@@ -151,7 +151,7 @@ export class DeliveryWorker {
   }
 
   /**
-   * Queues the automatic retries that are due (outbox.ts), apart from the turn loop so its statement
+   * Queues the automatic retries that are due (queue.ts), apart from the turn loop so its statement
    * stays as it is. The NOTIFY it sends wakes this worker and the others; a failure waits for the next
    * tick (the retries stay where they are, in the database).
    */

@@ -1,6 +1,6 @@
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
-import { queueStats } from "../delivery-engine/outbox.js";
+import { queueStats } from "../delivery-engine/queue.js";
 import { metrics, registry } from "../metrics.js";
 
 /**

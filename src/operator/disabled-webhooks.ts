@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Pool } from "../db/pool.js";
-import { webhooksDisabledChannel } from "../delivery-engine/outbox.js";
+import { webhooksDisabledChannel } from "../delivery-engine/queue.js";
 import type { Logger } from "../logger.js";
 
 /**

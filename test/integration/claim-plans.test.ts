@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
-import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/outbox.js";
+import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import { onNewDatabase, resetToOneWebhook } from "../support/new-database.js";
 
 // A claim reads the head of the queue, however the planner's statistics look, with the generic plan the

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Queryable, withTransaction } from "../../src/db/pool.js";
 import { emitEvent, emitEvents } from "../../src/delivery-engine/emit.js";
-import { insertLeasedDelivery } from "../../src/delivery-engine/outbox.js";
+import { insertLeasedDelivery } from "../../src/delivery-engine/queue.js";
 import { freePort as closedPort } from "../support/ports.js";
 import { eventually, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";

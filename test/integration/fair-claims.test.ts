@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { Pool } from "../../src/db/pool.js";
 import { withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
-import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/outbox.js";
+import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { onNewDatabase, resetToOneWebhook } from "../support/new-database.js";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../../src/db/embedded.js";
 import { type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
-import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/outbox.js";
+import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import { createLogger } from "../../src/logger.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { Pool } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
-import { insertLeasedDelivery } from "../../src/delivery-engine/outbox.js";
+import { insertLeasedDelivery } from "../../src/delivery-engine/queue.js";
 import { createLogger } from "../../src/logger.js";
 import { removeEvents } from "../../src/retention/store.js";
 import { type RetentionSettings, startRetentionSweeper, sweepLock } from "../../src/retention/sweeper.js";

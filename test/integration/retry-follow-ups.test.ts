@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
-import { claimSessionSettings, queueDueRetries, recordAndClaim } from "../../src/delivery-engine/outbox.js";
+import { claimSessionSettings, queueDueRetries, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";

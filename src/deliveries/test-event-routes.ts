@@ -1,13 +1,13 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
-import { retryResultSchema } from "../deliveries/schemas.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { eventTypes } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
-import { webhookParams } from "./schemas.js";
-import { requireProjectWebhook } from "./service.js";
+import { webhookParams } from "../webhooks/schemas.js";
+import { requireProjectWebhook } from "../webhooks/service.js";
+import { retryResultSchema } from "./schemas.js";
 
 const testableTypes = eventTypes.filter((type) => type.emitted).map((type) => type.event_type) as [
   "deployment.created",
