@@ -55,16 +55,7 @@ export async function writeHistory(
     );
     const projectIds = projects.map((p) => Number(p.id));
     const events = Math.ceil(shape.deliveries / shape.webhooksPerProject);
-    const payload = JSON.stringify(
-      exampleDeploymentPayload(benchEventType, {
-        id: 0,
-        name: "History",
-        slug: "history",
-        repo_url: null,
-        created_at: new Date(),
-        updated_at: new Date(),
-      }),
-    );
+    const payload = JSON.stringify(exampleDeploymentPayload(benchEventType, { id: 0, name: "History" }));
     const spanMs = shape.days * 24 * 60 * 60 * 1000;
     const start = Date.now() - spanMs;
     const failEvery = Math.round(1 / shape.failedShare);

@@ -13,6 +13,7 @@ import { destinationPolicyOf } from "../src/delivery-engine/destination-policy.j
 import { createDeliveryEngine } from "../src/delivery-engine/engine.js";
 import { createApp } from "../src/http/app.js";
 import { createLogger } from "../src/logger.js";
+import { autoDisablePolicy } from "../src/webhooks/auto-disable.js";
 
 const root = path.resolve(import.meta.dirname, "..");
 const documentPath = path.join(root, ".cache/openapi.json");
@@ -22,7 +23,14 @@ async function servedDocument(): Promise<unknown> {
   const logger = createLogger("silent");
   const databaseUrl = "postgres://unused@127.0.0.1:1/unused";
   const pool = createPool(databaseUrl, 1);
-  const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
+  const engine = createDeliveryEngine({
+    pool,
+    databaseUrl,
+    settings: config.delivery,
+    openSecret: () => "",
+    outcomePolicy: autoDisablePolicy,
+    logger,
+  });
   const app = createApp({
     pool,
     logger,

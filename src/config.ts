@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { readDatabaseUrlFile } from "./db/database-url-file.js";
-import { type AllowList, parseAllowList } from "./delivery-engine/destination-policy.js";
+import { parseAllowList } from "./delivery-engine/destination-policy.js";
+import type { DeliverySettings } from "./delivery-engine/engine.js";
+import { longestSendMs } from "./delivery-engine/timing.js";
 import type { TokenAuthSettings } from "./kube-auth/reviewer.js";
 import type { LogFormat } from "./logger.js";
 import type { OperatorConfig } from "./operator/operator.js";
@@ -285,35 +287,11 @@ export interface Config {
   >;
   /** Kubernetes tokens on /api; `enabled` matters only when a cluster is configured. */
   tokenAuth: { enabled: boolean } & TokenAuthSettings;
-  delivery: {
-    /** False: this replica serves the API only and sends just replays and test events. */
-    workers: boolean;
-    concurrency: number;
-    perWebhookConcurrency: number;
-    timeoutMs: number;
-    leaseMs: number;
-    pollIntervalMs: number;
-    responseBodyLimitBytes: number;
-    /** The waits before automatic retries 1–5 (webhooks with a retry policy), ±20 % jitter. */
-    retryDelaysMs: number[];
-    allowPrivateNetworks: boolean;
-    /** Private destinations the admin allows even when allowPrivateNetworks is false. */
-    allowedDestinations: { entries: string[]; list: AllowList } | undefined;
-    /** Deliveries may reach only what allowedDestinations names (an egress allow-list). */
-    allowedDestinationsOnly: boolean;
-  };
+  /** False for `workers`: this replica serves the API only and sends just replays and test events. */
+  delivery: DeliverySettings & { workers: boolean };
 }
 
 export class ConfigError extends Error {}
-
-/**
- * How long connecting to a receiver may take before the attempt counts as a connection failure:
- * undici's 10 s, or the whole timeout when that is shorter. A send ends by DELIVERY_TIMEOUT_MS (one
- * deadline over connect, request and response: sender.ts); the lease a send must fit in keeps the
- * connect bound and a second on top of it as margin, as it always had, so existing settings stay valid.
- */
-export const deliveryConnectTimeoutMs = (timeoutMs: number) => Math.min(10_000, timeoutMs);
-export const longestSendMs = (timeoutMs: number) => timeoutMs + deliveryConnectTimeoutMs(timeoutMs) + 1_000;
 
 /** DATABASE_URL, or the URL in DATABASE_URL_FILE (never both), validated alike; its text is never shown. */
 function databaseUrlOf(value: string | undefined, file: string | undefined): string | undefined {

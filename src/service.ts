@@ -18,6 +18,7 @@ import { useSecretBox } from "./secrets/current.js";
 import { loadSecretBox } from "./secrets/keys.js";
 import { reencryptSecrets } from "./secrets/reencrypt.js";
 import { version } from "./version.js";
+import { autoDisablePolicy } from "./webhooks/auto-disable.js";
 
 export interface RunningService {
   url: string;
@@ -87,7 +88,14 @@ export async function startService(
     throw error;
   }
 
-  const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
+  const engine = createDeliveryEngine({
+    pool,
+    databaseUrl,
+    settings: config.delivery,
+    openSecret: (sealed) => box.open(sealed),
+    outcomePolicy: autoDisablePolicy,
+    logger,
+  });
   if (config.delivery.workers) await engine.start();
   const retention = startRetentionSweeper({
     pool,

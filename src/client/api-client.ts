@@ -1,7 +1,11 @@
 import axios, { type AxiosInstance, type AxiosRequestConfig } from "axios";
 import type { z } from "zod";
-import type { deliverySchema, recoverResultSchema, retryResultSchema } from "../deliveries/schemas.js";
-import type { TestEventResult as EngineTestEventResult } from "../delivery-engine/engine.js";
+import type {
+  deliverySchema,
+  recoverResultSchema,
+  retryResultSchema,
+  testEventResultSchema,
+} from "../deliveries/schemas.js";
 import { parseNextLink } from "../http/link-header.js";
 import type { createProjectBody, projectListSchema, projectSchema } from "../projects/schemas.js";
 import type {
@@ -21,8 +25,7 @@ export type EventTypeDescriptor = z.infer<typeof eventTypeSchema>;
 export type Delivery = z.infer<typeof deliverySchema>;
 export type RetryResult = z.infer<typeof retryResultSchema>;
 export type RecoverResult = z.infer<typeof recoverResultSchema>;
-/** The test-event route's schema is private to it; it serialises exactly the engine's result. */
-export type TestEventResult = EngineTestEventResult;
+export type TestEventResult = z.infer<typeof testEventResultSchema>;
 export type Project = z.infer<typeof projectSchema>;
 export type ProjectList = z.infer<typeof projectListSchema>;
 

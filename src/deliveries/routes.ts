@@ -1,6 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
+import { deliveryHeaders } from "../delivery-engine/delivery-headers.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { ConflictError } from "../errors.js";
 import { nextLinkHeader } from "../http/link-header.js";
@@ -12,6 +13,7 @@ import { requireWebhook } from "../webhooks/service.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { deliveryNotFound } from "./not-found.js";
 import { queueRecovery, recoveryLimit } from "./recovery.js";
+import { replayDelivery } from "./replay.js";
 import {
   deliveryParams,
   deliverySchema,
@@ -45,18 +47,17 @@ export function toDeliveryJson(row: DeliveryRecordRow) {
 }
 
 /**
- * The headers of spec §4.1 exactly as the attempt sent them; null when it sent no request (a refused
- * destination) or was recorded before the timestamp and signature were kept (migration 009).
+ * The headers exactly as the attempt sent them (the sender's own builder); null when it sent no request
+ * (a refused destination) or was recorded before the timestamp and signature were kept (migration 009).
  */
 function requestHeaders(row: DeliveryRecordRow): Record<string, string> | null {
   if (row.request_timestamp === null) return null;
-  return {
-    "Content-Type": "application/json",
-    "X-Webhook-Event": row.event_type,
-    "X-Webhook-Delivery": String(row.id),
-    "X-Webhook-Timestamp": String(row.request_timestamp),
-    ...(row.signature === null ? {} : { "X-Webhook-Signature": row.signature }),
-  };
+  return deliveryHeaders({
+    eventType: row.event_type,
+    deliveryId: row.id,
+    timestamp: row.request_timestamp,
+    signature: row.signature,
+  });
 }
 
 export function registerDeliveryRoutes(
@@ -194,7 +195,7 @@ export function registerDeliveryRoutes(
     },
     handler: async ({ params, auth }) => {
       const webhook = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
-      return { status: 200, body: await engine.replay(webhook, params.delivery_id) };
+      return { status: 200, body: await replayDelivery(pool, engine, webhook, params.delivery_id) };
     },
   });
 }

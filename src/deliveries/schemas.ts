@@ -84,6 +84,10 @@ export const retryResultSchema = z
   })
   .openapi("RetryResult");
 
+export const testEventResultSchema = retryResultSchema
+  .extend({ event_id: z.string().openapi({ format: "uuid" }) })
+  .openapi("TestEventResult");
+
 const statsBucket = z.object({
   start: isoTimestamp.openapi({ description: "Start of the bucket (UTC)" }),
   succeeded: z.number().int(),

@@ -7,7 +7,8 @@ import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { webhookParams } from "../webhooks/schemas.js";
 import { requireProjectWebhook } from "../webhooks/service.js";
-import { retryResultSchema } from "./schemas.js";
+import { testEventResultSchema } from "./schemas.js";
+import { sendTestEvent } from "./test-event.js";
 
 const testableTypes = eventTypes.filter((type) => type.emitted).map((type) => type.event_type) as [
   "deployment.created",
@@ -24,10 +25,6 @@ const testEventBody = z
       .default("deployment.succeeded"),
   })
   .openapi("TestEventRequest");
-
-const testEventResultSchema = retryResultSchema
-  .extend({ event_id: z.string().openapi({ format: "uuid" }) })
-  .openapi("TestEventResult");
 
 /**
  * An addition to the spec: sends an example envelope to the webhook now, recorded as a delivery like
@@ -64,7 +61,7 @@ export function registerTestEventRoutes(
         params.project_id,
         params.webhook_id,
       );
-      return { status: 200, body: await engine.sendTestEvent(project, webhook, body.event_type) };
+      return { status: 200, body: await sendTestEvent(pool, engine, project, webhook, body.event_type) };
     },
   });
 }

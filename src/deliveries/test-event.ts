@@ -1,7 +1,15 @@
+import { type Pool, withTransaction } from "../db/pool.js";
+import type { DeliveryEngine } from "../delivery-engine/engine.js";
+import { createEnvelope } from "../delivery-engine/envelope.js";
+import { insertEventRecord, insertLeasedDelivery } from "../delivery-engine/queue.js";
 import { deploymentPayload } from "../deployments/payload.js";
 import type { DeploymentStatus } from "../deployments/schemas.js";
 import type { DeploymentEventType } from "../event-types.js";
+import { metrics } from "../metrics.js";
 import type { ProjectRow } from "../projects/store.js";
+import { webhookNotFound } from "../webhooks/service.js";
+import type { WebhookRow } from "../webhooks/store.js";
+import { type RetryResult, retryResult } from "./replay.js";
 
 const statusOf: Record<DeploymentEventType, DeploymentStatus> = {
   "deployment.created": "pending",
@@ -15,7 +23,10 @@ const statusOf: Record<DeploymentEventType, DeploymentStatus> = {
  * An example payload for a test event: the real project, deployment_id 0 (no real rollout), environment
  * "test", and the field rules of the chosen event type.
  */
-export function exampleDeploymentPayload(eventType: DeploymentEventType, project: ProjectRow) {
+export function exampleDeploymentPayload(
+  eventType: DeploymentEventType,
+  project: Pick<ProjectRow, "id" | "name">,
+) {
   const now = new Date();
   return deploymentPayload({
     id: 0,
@@ -31,4 +42,46 @@ export function exampleDeploymentPayload(eventType: DeploymentEventType, project
     startedAt: new Date(now.getTime() - 60_000),
     finishedAt: now,
   });
+}
+
+export interface TestEventResult extends RetryResult {
+  event_id: string;
+}
+
+/**
+ * Sends an example envelope of `eventType` to the webhook now (POST …/test), recorded as a delivery like
+ * any other: the event and its leased delivery row in one transaction, then the send, recorded before
+ * the outcome is returned. Works on disabled webhooks and whatever the subscription: it is asked for.
+ */
+export async function sendTestEvent(
+  pool: Pool,
+  engine: DeliveryEngine,
+  project: ProjectRow,
+  webhook: WebhookRow,
+  eventType: DeploymentEventType,
+): Promise<TestEventResult> {
+  const envelope = createEnvelope(eventType, project.id, exampleDeploymentPayload(eventType, project));
+  const body = JSON.stringify(envelope);
+  const row = await withTransaction(pool, async (client) => {
+    await insertEventRecord(client, {
+      id: envelope.id,
+      projectId: project.id,
+      eventType,
+      body,
+      createdAt: new Date(envelope.timestamp),
+    });
+    const inserted = await insertLeasedDelivery(
+      client,
+      { webhookId: webhook.id, eventId: envelope.id, eventType, attemptNumber: 1 },
+      engine.lease,
+    );
+    // The webhook was deleted meanwhile. Thrown inside the transaction: the event is not recorded either.
+    if (!inserted) throw webhookNotFound(webhook.project_id, webhook.id);
+    return inserted;
+  });
+  const outcome = await engine.sendLeased(webhook, { id: row.id, eventType, body });
+  metrics.testEvents.inc({ outcome: outcome.success ? "success" : "failure" });
+  // delivery_id and event_id first, where the test event's answer (and the CLI's output) had them.
+  const { delivery_id, ...result } = retryResult(outcome, row);
+  return { delivery_id, event_id: envelope.id, ...result };
 }

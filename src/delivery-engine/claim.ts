@@ -1,3 +1,4 @@
+import type { OutcomePolicy } from "./outcome-policy.js";
 import type { ClaimPlan } from "./receiver-limits.js";
 import type { StatementParams } from "./statement-params.js";
 
@@ -15,7 +16,8 @@ export interface ClaimedDelivery {
   /** The webhook as the claim saw it: disabled webhooks' deliveries are not sent (README). */
   enabled: boolean;
   retry_max_attempts: number | null;
-  auto_disable: boolean;
+  /** Its outcomes are counted by the outcome policy (outcome-policy.ts). */
+  counted_by_policy: boolean;
   /** True when a webhook had more due rows than this claim's share gave it: claim again. */
   more_due: boolean;
 }
@@ -133,10 +135,10 @@ export function claimCtes(
 }
 
 /** The claimed rows with what a send needs, and whether a webhook's share left due rows behind. */
-export const claimedWithSendDetails = `
+export const claimedWithSendDetails = (policy: OutcomePolicy) => `
   SELECT c.id, c.webhook_id, c.event_type, w.url, w.secret, e.envelope AS body,
          EXTRACT(EPOCH FROM e.created_at)::float8 * 1000 AS event_created_ms, c.attempt_number,
-         w.enabled, w.retry_max_attempts, w.auto_disable_after_failures IS NOT NULL AS auto_disable,
+         w.enabled, w.retry_max_attempts, ${policy.appliesTo} AS counted_by_policy,
          EXISTS (SELECT 1 FROM candidates WHERE cut) AS more_due
     FROM claimed c
     JOIN webhooks w ON w.id = c.webhook_id

@@ -1,134 +1,121 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { type Config, deliveryConnectTimeoutMs } from "../config.js";
-import { createPool, type Pool, withTransaction } from "../db/pool.js";
-import { isUniqueViolation } from "../db/sqlstate.js";
-import { deliveryNotFound } from "../deliveries/not-found.js";
-import { findDeliveryRecord } from "../deliveries/store.js";
-import { exampleDeploymentPayload } from "../deliveries/test-event.js";
-import { ConflictError, GoneError, NotFoundError } from "../errors.js";
-import type { DeploymentEventType } from "../event-types.js";
+import { createPool, type Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
-import type { ProjectRow } from "../projects/store.js";
-import type { WebhookRow } from "../webhooks/store.js";
-import { createDeliveryAgent, destinationPolicyOf } from "./destination-policy.js";
-import { createEnvelope } from "./envelope.js";
-import {
-  claimSessionSettings,
-  eventExists,
-  insertEventRecord,
-  insertLeasedDelivery,
-  recordOutcomes,
-} from "./queue.js";
-import { createSender, type DeliveryOutcome } from "./sender.js";
+import { type AllowList, createDeliveryAgent, destinationPolicyOf } from "./destination-policy.js";
+import type { OutcomePolicy } from "./outcome-policy.js";
+import { claimSessionSettings, recordOutcomes } from "./queue.js";
+import { createSender, type DeliveryOutcome, type OpenSecret } from "./sender.js";
+import { deliveryConnectTimeoutMs } from "./timing.js";
 import { DeliveryWorker, observeOutcome } from "./worker.js";
 
-/** Spec §2.7, and the new attempt's delivery record (an addition: clients link to it). */
-export interface RetryResult {
-  success: boolean;
-  status_code: number;
-  error_message: string | null;
-  attempt_number: number;
-  delivery_id: number;
+/** The DELIVERY_* settings (app/config.ts), as the engine takes them. */
+export interface DeliverySettings {
+  concurrency: number;
+  perWebhookConcurrency: number;
+  timeoutMs: number;
+  leaseMs: number;
+  pollIntervalMs: number;
+  responseBodyLimitBytes: number;
+  /** The waits before automatic retries 1–5 (webhooks with a retry policy), ±20 % jitter. */
+  retryDelaysMs: number[];
+  allowPrivateNetworks: boolean;
+  /** Private destinations the admin allows even when allowPrivateNetworks is false. */
+  allowedDestinations: { entries: string[]; list: AllowList } | undefined;
+  /** Deliveries may reach only what allowedDestinations names (an egress allow-list). */
+  allowedDestinationsOnly: boolean;
 }
 
-export interface TestEventResult extends RetryResult {
-  event_id: string;
+/** Where a delivery goes: what the engine needs of a webhook. */
+export interface DeliveryTarget {
+  id: number;
+  url: string;
+  /** As stored (sealed); opened only to sign. */
+  secret: string | null;
+}
+
+/** A row this process inserted already leased to itself (insertLeasedDelivery, queue.ts). */
+export interface LeasedDelivery {
+  id: number;
+  eventType: string;
+  /** The envelope text, sent byte for byte. */
+  body: string;
 }
 
 export interface DeliveryEngine {
-  replay(webhook: WebhookRow, deliveryId: number): Promise<RetryResult>;
-  sendTestEvent(
-    project: ProjectRow,
-    webhook: WebhookRow,
-    eventType: DeploymentEventType,
-  ): Promise<TestEventResult>;
+  /** The lease of the rows sendLeased sends: this worker's, for DELIVERY_LEASE_MS. */
+  readonly lease: { workerId: string; leaseMs: number };
+  /**
+   * Sends a leased row now and records its outcome before returning it (replays, test events). Should
+   * this process die mid-send, the lease expires and a worker sends the row.
+   */
+  sendLeased(target: DeliveryTarget, delivery: LeasedDelivery): Promise<DeliveryOutcome>;
   /** Claim now: used after emitting in-process, saving the NOTIFY round trip. */
   wake(): void;
   stop(timeoutMs: number): Promise<void>;
 }
 
-const maxAttemptNumberRaces = 5;
-
-/** The webhook was deleted between being read and its delivery being written. */
-const webhookGone = (webhook: WebhookRow) =>
-  new NotFoundError(`Webhook ${webhook.id} not found in project ${webhook.project_id}.`);
-
-function retryResult(outcome: DeliveryOutcome, row: { id: number; attempt_number: number }): RetryResult {
-  return {
-    success: outcome.success,
-    status_code: outcome.statusCode,
-    error_message: outcome.errorMessage,
-    attempt_number: row.attempt_number,
-    delivery_id: row.id,
-  };
-}
-
+/**
+ * The delivery engine: the queue's workers and the synchronous sends of this process, one sender and
+ * one connection agent (with the destination policy) for both. It sends and records; what to send, and
+ * why, is the callers' (the outbox write, emit.ts; the use cases of the deliveries feature).
+ */
 export function createDeliveryEngine(options: {
   pool: Pool;
   databaseUrl: string;
-  config: Config["delivery"];
+  settings: DeliverySettings;
+  /** Opens a webhook's stored secret to sign with (the secret keys, held by the service). */
+  openSecret: OpenSecret;
+  /** The rule the webhooks opted into, applied as outcomes are recorded (webhooks/auto-disable.ts). */
+  outcomePolicy: OutcomePolicy;
   logger: Logger;
 }): DeliveryEngine & { start(): Promise<void> } {
-  const { pool, config, logger } = options;
+  const { pool, settings, logger } = options;
   const workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
   // No per-origin connection cap: concurrency is bounded by the worker (globally and per webhook), and
   // a cap per origin would let one hanging webhook block others that share its host.
   const agent = createDeliveryAgent({
-    policy: destinationPolicyOf(config),
-    connectTimeoutMs: deliveryConnectTimeoutMs(config.timeoutMs),
+    policy: destinationPolicyOf(settings),
+    connectTimeoutMs: deliveryConnectTimeoutMs(settings.timeoutMs),
   });
   const send = createSender({
     dispatcher: agent,
-    timeoutMs: config.timeoutMs,
-    responseBodyLimitBytes: config.responseBodyLimitBytes,
+    timeoutMs: settings.timeoutMs,
+    responseBodyLimitBytes: settings.responseBodyLimitBytes,
+    openSecret: options.openSecret,
   });
   const workerPool = createPool(options.databaseUrl, 2, claimSessionSettings);
   const worker = new DeliveryWorker({
     pool: workerPool,
     databaseUrl: options.databaseUrl,
     workerId,
-    concurrency: config.concurrency,
-    perWebhookConcurrency: config.perWebhookConcurrency,
-    leaseMs: config.leaseMs,
-    timeoutMs: config.timeoutMs,
-    pollIntervalMs: config.pollIntervalMs,
-    retryDelaysMs: config.retryDelaysMs,
+    concurrency: settings.concurrency,
+    perWebhookConcurrency: settings.perWebhookConcurrency,
+    leaseMs: settings.leaseMs,
+    timeoutMs: settings.timeoutMs,
+    pollIntervalMs: settings.pollIntervalMs,
+    retryDelaysMs: settings.retryDelaysMs,
     send,
+    outcomePolicy: options.outcomePolicy,
     logger: logger.child({ component: "delivery-worker" }),
   });
-  const lease = { workerId, leaseMs: config.leaseMs };
   let stopping: Promise<void> | undefined;
-  /** Replays and test events being sent now: shutdown waits for them before the pool ends. */
+  /** Synchronous sends in progress: shutdown waits for them before the pool ends. */
   const synchronousSends = new Set<Promise<unknown>>();
 
-  /** Sends a delivery row this process leased and records the outcome before answering. */
-  function sendLeased(
-    webhook: WebhookRow,
-    delivery: { id: number; eventType: string; body: string },
-  ): Promise<DeliveryOutcome> {
-    const sending = sendAndRecord(webhook, delivery);
-    synchronousSends.add(sending);
-    void sending.catch(() => {}).finally(() => synchronousSends.delete(sending));
-    return sending;
-  }
-
-  async function sendAndRecord(
-    webhook: WebhookRow,
-    delivery: { id: number; eventType: string; body: string },
-  ): Promise<DeliveryOutcome> {
+  async function sendAndRecord(target: DeliveryTarget, delivery: LeasedDelivery): Promise<DeliveryOutcome> {
     metrics.inFlight.inc();
     try {
       const outcome = await send({
-        url: webhook.url,
+        url: target.url,
         body: delivery.body,
         eventType: delivery.eventType,
         deliveryId: delivery.id,
-        secret: webhook.secret,
+        secret: target.secret,
       });
-      observeOutcome({ webhook_id: webhook.id, event_type: delivery.eventType }, outcome);
-      await recordOutcomes(pool, workerId, [{ id: delivery.id, outcome, deliveredAtMs: Date.now() }]);
+      observeOutcome({ webhook_id: target.id, event_type: delivery.eventType }, outcome);
+      await recordOutcomes(pool, [{ id: delivery.id, outcome, deliveredAtMs: Date.now() }]);
       return outcome;
     } finally {
       metrics.inFlight.dec();
@@ -136,8 +123,15 @@ export function createDeliveryEngine(options: {
   }
 
   return {
+    lease: { workerId, leaseMs: settings.leaseMs },
     start: () => worker.start(),
     wake: () => worker.wake(),
+    sendLeased(target, delivery) {
+      const sending = sendAndRecord(target, delivery);
+      synchronousSends.add(sending);
+      void sending.catch(() => {}).finally(() => synchronousSends.delete(sending));
+      return sending;
+    },
     stop(timeoutMs) {
       stopping ??= Promise.all([
         worker.stop(timeoutMs),
@@ -147,76 +141,6 @@ export function createDeliveryEngine(options: {
         ]),
       ]).then(() => workerPool.end());
       return stopping;
-    },
-
-    async replay(webhook, deliveryId) {
-      const original = await findDeliveryRecord(pool, webhook.id, deliveryId);
-      if (!original) throw deliveryNotFound(deliveryId, webhook.id);
-      if (!webhook.enabled) {
-        throw new ConflictError(
-          `Webhook ${webhook.id} is disabled; enable it before retrying its deliveries.`,
-        );
-      }
-      // attempt_number = highest for this event and webhook + 1; two concurrent retries of the same
-      // event collide on the unique key and the loser takes the next number.
-      let row: { id: number; attempt_number: number } | undefined;
-      for (let race = 0; ; race++) {
-        try {
-          row = await insertLeasedDelivery(
-            pool,
-            {
-              webhookId: webhook.id,
-              eventId: original.event_id,
-              eventType: original.event_type,
-              attemptNumber: null,
-            },
-            lease,
-          );
-          break;
-        } catch (error) {
-          if (!isUniqueViolation(error) || race >= maxAttemptNumberRaces) throw error;
-        }
-      }
-      if (!row) {
-        if (await eventExists(pool, original.event_id)) throw webhookGone(webhook);
-        throw new GoneError(
-          `The event of delivery ${deliveryId} (${original.event_id}) was removed by retention while it was being replayed; events older than RETENTION_DAYS are not kept.`,
-        );
-      }
-      const outcome = await sendLeased(webhook, {
-        id: row.id,
-        eventType: original.event_type,
-        body: original.payload,
-      });
-      metrics.replays.inc({ outcome: outcome.success ? "success" : "failure" });
-      return retryResult(outcome, row);
-    },
-
-    async sendTestEvent(project, webhook, eventType) {
-      const envelope = createEnvelope(eventType, project.id, exampleDeploymentPayload(eventType, project));
-      const body = JSON.stringify(envelope);
-      const row = await withTransaction(pool, async (client) => {
-        await insertEventRecord(client, {
-          id: envelope.id,
-          projectId: project.id,
-          eventType,
-          body,
-          createdAt: new Date(envelope.timestamp),
-        });
-        const inserted = await insertLeasedDelivery(
-          client,
-          { webhookId: webhook.id, eventId: envelope.id, eventType, attemptNumber: 1 },
-          lease,
-        );
-        // Thrown inside the transaction, so the event is not recorded either.
-        if (!inserted) throw webhookGone(webhook);
-        return inserted;
-      });
-      const outcome = await sendLeased(webhook, { id: row.id, eventType, body });
-      metrics.testEvents.inc({ outcome: outcome.success ? "success" : "failure" });
-      // delivery_id and event_id first, where the test event's answer (and the CLI's output) had them.
-      const { delivery_id, ...result } = retryResult(outcome, row);
-      return { delivery_id, event_id: envelope.id, ...result };
     },
   };
 }

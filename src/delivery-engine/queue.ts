@@ -4,14 +4,12 @@ import { metrics } from "../metrics.js";
 import { type ClaimedDelivery, type ClaimRequest, claimCtes, claimedWithSendDetails } from "./claim.js";
 import { deliveriesChannel } from "./emit.js";
 import { followUpCtes, recordedForFollowUps, withFollowUps } from "./follow-ups.js";
+import type { OutcomePolicy } from "./outcome-policy.js";
 import { type RecordedOutcome, recordedCte } from "./record.js";
 import { StatementParams } from "./statement-params.js";
 
 export type { ClaimedDelivery, ClaimRequest } from "./claim.js";
 export type { RecordedOutcome } from "./record.js";
-
-/** Postgres NOTIFY channel naming the webhooks a worker just disabled automatically (ids, comma-separated). */
-export const webhooksDisabledChannel = "webhook_operator_webhooks_disabled";
 
 /**
  * Session settings of the connections that run recordAndClaim (the engine's worker pool).
@@ -43,59 +41,51 @@ export const claimSessionSettings = {
 /**
  * Records finished outcomes and claims up to `claim.limit` due deliveries, in one round trip: the
  * statement is composed from the record part (record.ts) and the claim part (claim.ts), each naming its
- * own parameters, plus the follow-ups of webhooks with a retry or auto-disable policy (follow-ups.ts)
- * when the batch holds such an outcome. Run it on connections with claimSessionSettings.
+ * own parameters, plus the follow-ups of webhooks with a retry policy or one the outcome policy applies
+ * to (follow-ups.ts) when the batch holds such an outcome. Run it on connections with
+ * claimSessionSettings.
  */
 export async function recordAndClaim(
   db: Queryable,
   workerId: string,
   outcomes: RecordedOutcome[],
   claim: ClaimRequest,
-): Promise<ClaimedDelivery[]> {
-  return runRecordAndClaim(db, workerId, outcomes, claim, true);
-}
-
-async function runRecordAndClaim(
-  db: Queryable,
-  workerId: string,
-  outcomes: RecordedOutcome[],
-  claim: ClaimRequest | undefined,
-  prepared: boolean,
+  policy: OutcomePolicy,
 ): Promise<ClaimedDelivery[]> {
   const params = new StatementParams();
-  const followUps = outcomes.some((o) => (o.retryInMs ?? null) !== null || o.countsTowardAutoDisable);
+  const followUps = outcomes.some((o) => (o.retryInMs ?? null) !== null || o.countedByPolicy);
   const recorded = recordedCte(
     params,
     outcomes,
     followUps ? recordedForFollowUps(params, outcomes) : undefined,
   );
   const ctes = [recorded.cte];
-  if (followUps) ctes.push(followUpCtes);
-  if (claim) ctes.push(claimCtes(params, workerId, claim, recorded.ids));
-  // Without a claim, an empty `claimed` row set keeps the final SELECT the same.
-  const result = claim ? claimedWithSendDetails : "SELECT NULL::bigint AS id WHERE false";
-  const text = `WITH RECURSIVE ${ctes.join(",")}
-  ${followUps ? withFollowUps(result, webhooksDisabledChannel) : result}`;
-  const name = `record-and-claim${followUps ? "-follow-ups" : ""}`;
+  if (followUps) ctes.push(followUpCtes(policy));
+  ctes.push(claimCtes(params, workerId, claim, recorded.ids));
+  const claimed = claimedWithSendDetails(policy);
   const { rows } = await db.query<
-    Partial<ClaimedDelivery> & { retries_scheduled?: number; disabled_ids?: number[] | null }
-  >({ ...(prepared && claim ? { name } : {}), text, values: params.values });
+    ClaimedDelivery & { retries_scheduled?: number; disabled_ids?: number[] | null }
+  >({
+    name: `record-and-claim${followUps ? "-follow-ups" : ""}`,
+    text: `WITH RECURSIVE ${ctes.join(",")}
+  ${followUps ? withFollowUps(claimed, policy) : claimed}`,
+    values: params.values,
+  });
   if (followUps) {
     const first = rows[0];
     if (first?.retries_scheduled) metrics.retriesScheduled.inc(first.retries_scheduled);
-    if (first?.disabled_ids) metrics.webhooksAutoDisabled.inc(first.disabled_ids.length);
+    if (first?.disabled_ids) policy.onDisabled(first.disabled_ids);
   }
-  return rows.filter((row): row is ClaimedDelivery & typeof row => row.id !== null && row.id !== undefined);
+  // The follow-up variant returns one row even when nothing was claimed.
+  return rows.filter((row) => row.id !== null && row.id !== undefined);
 }
 
-/** Writes outcomes without claiming anything (replays, test events, a worker shutting down). */
-export async function recordOutcomes(
-  db: Queryable,
-  workerId: string,
-  outcomes: RecordedOutcome[],
-): Promise<void> {
+/** Writes outcomes without claiming anything or following them up (replays and test events). */
+export async function recordOutcomes(db: Queryable, outcomes: RecordedOutcome[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  const params = new StatementParams();
   // Not prepared: these connections lack claimSessionSettings.
-  if (outcomes.length > 0) await runRecordAndClaim(db, workerId, outcomes, undefined, false);
+  await db.query(`WITH ${recordedCte(params, outcomes).cte} SELECT 1`, params.values);
 }
 
 /**

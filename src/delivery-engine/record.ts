@@ -9,8 +9,8 @@ export interface RecordedOutcome {
   deliveredAtMs: number;
   /** A failed attempt of a webhook with a retry policy: schedule the next attempt this much later. */
   retryInMs?: number | null;
-  /** A real attempt of a webhook with auto-disable on: it counts toward (or resets) its failures. */
-  countsTowardAutoDisable?: boolean;
+  /** A real attempt of a webhook the outcome policy applies to: the policy counts it (outcome-policy.ts). */
+  countedByPolicy?: boolean;
 }
 
 /**

@@ -1,8 +1,7 @@
 import { createHmac } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { Dispatcher } from "undici";
-import { secretBox } from "../secrets/current.js";
-import { type SecretBox, SecretDecryptionError } from "../secrets/secret-box.js";
+import { deliveryHeaders } from "./delivery-headers.js";
 import { DestinationRefusedError } from "./destination-policy.js";
 import { hmacKey } from "./signing-key.js";
 
@@ -103,34 +102,36 @@ function targetOf(url: string): { origin: string; path: string } {
   return target;
 }
 
+/** Opens a webhook's stored (sealed) secret; throws, saying why, when it cannot. */
+export type OpenSecret = (sealed: string) => string;
+
 // Opening a sealed secret (AES-256-GCM) costs about 15 µs, as much as a third of what the engine
 // spends on a delivery: each is opened once and kept, by its sealed text (a changed or re-encrypted
 // secret is a new entry), as many as there are active webhooks, the map cleared past 10,000. Kept per
-// key set: a process whose keys are replaced (tests start services with other keys) opens anew.
-const openedByKeys = new WeakMap<SecretBox, Map<string, string>>();
-function openedSecret(sealed: string): string {
-  const box = secretBox();
-  let opened = openedByKeys.get(box);
-  if (!opened) {
-    opened = new Map();
-    openedByKeys.set(box, opened);
-  }
-  let secret = opened.get(sealed);
-  if (secret === undefined) {
-    secret = box.open(sealed);
-    if (opened.size >= 10_000) opened.clear();
-    opened.set(sealed, secret);
-  }
-  return secret;
+// sender, so per set of keys: a service started with other keys has a sender of its own.
+function openOnce(open: OpenSecret): OpenSecret {
+  const opened = new Map<string, string>();
+  return (sealed) => {
+    let secret = opened.get(sealed);
+    if (secret === undefined) {
+      secret = open(sealed);
+      if (opened.size >= 10_000) opened.clear();
+      opened.set(sealed, secret);
+    }
+    return secret;
+  };
 }
 
 export function createSender(opts: {
   dispatcher: Dispatcher;
   timeoutMs: number;
   responseBodyLimitBytes: number;
+  /** Opens the stored secrets the sender signs with (the secret keys, handed in by the service). */
+  openSecret: OpenSecret;
   userAgent?: string;
 }): (delivery: OutboundDelivery) => Promise<DeliveryOutcome> {
   const userAgent = opts.userAgent ?? "webhook-operator";
+  const openSecret = openOnce(opts.openSecret);
 
   return async function send(d) {
     const started = performance.now();
@@ -160,18 +161,26 @@ export function createSender(opts: {
         : outcome("http", httpErrorMessage(d.url, statusCode));
 
     try {
-      const timestamp = String(Math.floor(Date.now() / 1000));
-      const headers: Record<string, string> = {
-        "content-type": "application/json",
-        "user-agent": userAgent,
-        "x-webhook-event": d.eventType,
-        "x-webhook-delivery": String(d.deliveryId),
-        "x-webhook-timestamp": timestamp,
-      };
-      if (d.secret !== null) {
-        headers["x-webhook-signature"] = signPayload(openedSecret(d.secret), timestamp, d.body);
+      const timestamp = Math.floor(Date.now() / 1000);
+      let key: string | null = null;
+      try {
+        key = d.secret === null ? null : openSecret(d.secret);
+      } catch (error) {
+        // Nothing is sent: a secret this replica cannot open must not go out unsigned.
+        return outcome(
+          "refused",
+          `Not sent: the webhook secret cannot be decrypted; ${(error as Error).message}.`,
+        );
       }
-      sent = { timestamp: Number(timestamp), signature: headers["x-webhook-signature"] ?? null };
+      const signature = key === null ? null : signPayload(key, String(timestamp), d.body);
+      sent = { timestamp, signature };
+      const headers = deliveryHeaders({
+        eventType: d.eventType,
+        deliveryId: d.deliveryId,
+        timestamp,
+        signature,
+      });
+      headers["User-Agent"] = userAgent;
 
       // The dispatcher never follows redirects, so a 3xx is answered like any other non-2xx.
       const response = await opts.dispatcher.request({
@@ -187,10 +196,6 @@ export function createSender(opts: {
     } catch (err) {
       if (deadline.signal.aborted) {
         return outcome("timeout", timeoutMessage(d.url, opts.timeoutMs));
-      }
-      // Nothing was sent: a secret this replica cannot open must not go out unsigned.
-      if (err instanceof SecretDecryptionError) {
-        return outcome("refused", `Not sent: the webhook secret cannot be decrypted; ${err.message}.`);
       }
       const refused = findRefusal(err);
       if (refused) return outcome("refused", destinationRefusedMessage(d.url, refused.reason));

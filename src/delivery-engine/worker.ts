@@ -1,10 +1,10 @@
 import pg from "pg";
-import { longestSendMs } from "../config.js";
 import type { Pool } from "../db/pool.js";
 import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
 import { deliveriesChannel } from "./emit.js";
+import type { OutcomePolicy } from "./outcome-policy.js";
 import {
   type ClaimedDelivery,
   queueDueRetries,
@@ -15,6 +15,7 @@ import {
 } from "./queue.js";
 import { ReceiverLimits } from "./receiver-limits.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
+import { longestSendMs } from "./timing.js";
 
 export interface WorkerOptions {
   pool: Pool;
@@ -30,6 +31,8 @@ export interface WorkerOptions {
   /** The waits before automatic retries 1–5 (config DELIVERY_RETRY_DELAYS_MS), jittered ±20 %. */
   retryDelaysMs: number[];
   send: (delivery: OutboundDelivery) => Promise<DeliveryOutcome>;
+  /** Counts the outcomes of the webhooks it applies to, as they are recorded (outcome-policy.ts). */
+  outcomePolicy: OutcomePolicy;
   logger: Logger;
 }
 
@@ -284,11 +287,13 @@ export class DeliveryWorker {
       if (outcomes.length === 0 && claimLimit === 0) return;
       let claimed: ClaimedDelivery[];
       try {
-        claimed = await recordAndClaim(this.options.pool, this.options.workerId, outcomes, {
-          limit: claimLimit,
-          leaseMs: this.options.leaseMs,
-          plan: this.limits.plan(),
-        });
+        claimed = await recordAndClaim(
+          this.options.pool,
+          this.options.workerId,
+          outcomes,
+          { limit: claimLimit, leaseMs: this.options.leaseMs, plan: this.limits.plan() },
+          this.options.outcomePolicy,
+        );
         this.failures = 0;
       } catch (error) {
         this.failed(error, outcomes);
@@ -415,7 +420,7 @@ export class DeliveryWorker {
         outcome,
         deliveredAtMs: Date.now(),
         retryInMs: this.retryDelay(delivery, outcome),
-        countsTowardAutoDisable: delivery.auto_disable,
+        countedByPolicy: delivery.counted_by_policy,
       });
     } finally {
       this.inFlight.delete(delivery.id);

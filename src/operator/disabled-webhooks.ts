@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Pool } from "../db/pool.js";
-import { webhooksDisabledChannel } from "../delivery-engine/queue.js";
 import type { Logger } from "../logger.js";
+import { webhooksDisabledChannel } from "../webhooks/auto-disable.js";
 
 /**
  * Tells the leader at once which webhooks a delivery worker (any replica) disabled automatically, so

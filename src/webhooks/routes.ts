@@ -2,7 +2,6 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
 import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
-import { NotFoundError } from "../errors.js";
 import { eventTypes } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
@@ -24,6 +23,7 @@ import {
   requireWebhook,
   toWebhookJson,
   webhookLimitReached,
+  webhookNotFound,
 } from "./service.js";
 import {
   deleteWebhook,
@@ -175,8 +175,7 @@ export function registerWebhookRoutes(
         ...body,
         ...policyChanges(body),
       });
-      if (!row)
-        throw new NotFoundError(`Webhook ${params.webhook_id} not found in project ${params.project_id}.`);
+      if (!row) throw webhookNotFound(params.project_id, params.webhook_id);
       return { status: 200, body: toWebhookJson(row) };
     },
   });

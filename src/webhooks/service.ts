@@ -25,6 +25,10 @@ export async function requireProject(
   return project;
 }
 
+/** A webhook id that is not (or no longer) in the project. */
+export const webhookNotFound = (projectId: number, webhookId: number): NotFoundError =>
+  new NotFoundError(`Webhook ${webhookId} not found in project ${projectId}.`);
+
 export async function requireProjectWebhook(
   db: Queryable,
   auth: AuthContext,
@@ -33,7 +37,7 @@ export async function requireProjectWebhook(
 ): Promise<{ project: ProjectRow; webhook: WebhookRow }> {
   const project = await requireProject(db, auth, projectId);
   const webhook = await findWebhook(db, projectId, webhookId);
-  if (!webhook) throw new NotFoundError(`Webhook ${webhookId} not found in project ${projectId}.`);
+  if (!webhook) throw webhookNotFound(projectId, webhookId);
   return { project, webhook };
 }
 

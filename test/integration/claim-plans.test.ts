@@ -2,6 +2,7 @@ import { expect, it } from "vitest";
 import { type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
+import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { onNewDatabase, resetToOneWebhook } from "../support/new-database.js";
 
 // A claim reads the head of the queue, however the planner's statistics look, with the generic plan the
@@ -74,7 +75,9 @@ async function claimBoth(turns: number): Promise<number> {
   let claimed = 0;
   for (let turn = 0; turn < turns; turn++) {
     for (const plan of [plainPlan, cappedPlan()]) {
-      claimed += (await recordAndClaim(pool, "worker-a", [], { limit: 128, leaseMs: 60_000, plan })).length;
+      claimed += (
+        await recordAndClaim(pool, "worker-a", [], { limit: 128, leaseMs: 60_000, plan }, autoDisablePolicy)
+      ).length;
     }
   }
   return claimed;
@@ -95,7 +98,7 @@ it("the claim's generic plan reads only the head of a backlog the statistics mis
   let claimed = 0;
   for (let turn = 0; turn < 10; turn++) {
     const claim = { limit: 128, leaseMs: 60_000, plan: plainPlan };
-    claimed += (await recordAndClaim(pool, "worker-a", [], claim)).length;
+    claimed += (await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy)).length;
   }
   const reads = (await unfinishedIndexReads()) - before;
   expect(claimed).toBe(1_280);
@@ -113,7 +116,7 @@ it("the claim capped by a webhook's allowance reads only the head of a backlog t
   const reads: number[] = [];
   for (let turn = 0; turn < 10; turn++) {
     const before = await unfinishedIndexReads();
-    expect(await recordAndClaim(pool, "worker-a", [], claim)).toHaveLength(64);
+    expect(await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy)).toHaveLength(64);
     reads.push((await unfinishedIndexReads()) - before);
   }
   expect((await plansOf("record-and-claim")).generic).toBeGreaterThan(0);

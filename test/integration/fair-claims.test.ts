@@ -4,6 +4,7 @@ import { withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
+import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { onNewDatabase, resetToOneWebhook } from "../support/new-database.js";
 
@@ -41,7 +42,13 @@ async function emit(count: number, eventType: "deployment.created" | "deployment
 const nobodyKnown: ClaimPlan = { allowances: new Map(), defaultAllowance: 2, restrictedBudget: 16 };
 
 async function claim(limit: number, plan: ClaimPlan = nobodyKnown) {
-  const rows = await recordAndClaim(pool, "worker-a", [], { limit, leaseMs: 60_000, plan });
+  const rows = await recordAndClaim(
+    pool,
+    "worker-a",
+    [],
+    { limit, leaseMs: 60_000, plan },
+    autoDisablePolicy,
+  );
   const perWebhook = new Map<number, number>();
   for (const row of rows) perWebhook.set(row.webhook_id, (perWebhook.get(row.webhook_id) ?? 0) + 1);
   return { rows, perWebhook };

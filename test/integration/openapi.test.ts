@@ -9,6 +9,7 @@ import { destinationPolicyOf } from "../../src/delivery-engine/destination-polic
 import { createDeliveryEngine } from "../../src/delivery-engine/engine.js";
 import { createApp } from "../../src/http/app.js";
 import { createLogger } from "../../src/logger.js";
+import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { createTestDatabase } from "../support/database.js";
 import { freePort as closedPort } from "../support/ports.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -68,7 +69,14 @@ function documentedOperations(document: any): Operation[] {
 /** The real app with a real (never started) delivery engine: these tests make no delivery. */
 function appFor(pool: Pool, databaseUrl: string): Express {
   const config = loadConfig({ LOG_LEVEL: "silent" });
-  const engine = createDeliveryEngine({ pool, databaseUrl, config: config.delivery, logger });
+  const engine = createDeliveryEngine({
+    pool,
+    databaseUrl,
+    settings: config.delivery,
+    openSecret: () => "",
+    outcomePolicy: autoDisablePolicy,
+    logger,
+  });
   return createApp({
     pool,
     logger,

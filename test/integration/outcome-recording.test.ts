@@ -8,6 +8,7 @@ import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import { createLogger } from "../../src/logger.js";
 import { insertProject } from "../../src/projects/store.js";
+import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { onNewDatabase } from "../support/new-database.js";
 import { freePort } from "../support/ports.js";
@@ -38,7 +39,7 @@ describe("recording an outcome whose lease ran out", () => {
       leaseMs: 1,
       plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
     };
-    const [claimed] = await recordAndClaim(pool, "worker-a", [], claim);
+    const [claimed] = await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy);
     expect(claimed?.webhook_id).toBe(webhook.id);
     await new Promise((resolve) => setTimeout(resolve, 20)); // the 1 ms lease has run out
     const outcome = {
@@ -56,6 +57,7 @@ describe("recording an outcome whose lease ran out", () => {
       "worker-a",
       [{ id: claimed?.id ?? 0, outcome, deliveredAtMs: Date.now() }],
       claim,
+      autoDisablePolicy,
     );
     expect(reclaimed).toEqual([]);
     const { rows } = await pool.query("SELECT state, success, status_code FROM deliveries WHERE id = $1", [

@@ -4,6 +4,7 @@ import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, queueDueRetries, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
 import { insertProject } from "../../src/projects/store.js";
+import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { onNewDatabase } from "../support/new-database.js";
 
@@ -59,11 +60,11 @@ describe.each(plans)("with the %s claim", (name, limit, planFor) => {
       ]),
     );
     const claim = { limit, leaseMs: 60_000, plan: planFor(webhook.id) };
-    const [first] = await recordAndClaim(pool, "worker", [], claim);
+    const [first] = await recordAndClaim(pool, "worker", [], claim, autoDisablePolicy);
     expect(first).toMatchObject({
       attempt_number: 1,
       retry_max_attempts: 2,
-      auto_disable: true,
+      counted_by_policy: true,
       enabled: true,
     });
     const [second] = await recordAndClaim(
@@ -75,10 +76,11 @@ describe.each(plans)("with the %s claim", (name, limit, planFor) => {
           outcome: failed,
           deliveredAtMs: Date.now(),
           retryInMs: 0,
-          countsTowardAutoDisable: true,
+          countedByPolicy: true,
         },
       ],
       claim,
+      autoDisablePolicy,
     );
     expect(second?.id).not.toBe(first?.id);
     expect(second?.webhook_id).toBe(webhook.id);

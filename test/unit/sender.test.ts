@@ -92,7 +92,12 @@ const delivery = (url: string, over: Partial<OutboundDelivery> = {}): OutboundDe
   ...over,
 });
 const sender = (timeoutMs = 5_000, responseBodyLimitBytes = 4096) =>
-  createSender({ dispatcher: agent, timeoutMs, responseBodyLimitBytes });
+  createSender({
+    dispatcher: agent,
+    timeoutMs,
+    responseBodyLimitBytes,
+    openSecret: (sealed) => box.open(sealed),
+  });
 
 describe("signPayload", () => {
   it("is sha256= and the hex HMAC of <timestamp>.<body> (vector computed with openssl)", () => {
@@ -321,7 +326,12 @@ describe("createSender", () => {
     const receiver = await startReceiver((_req, res) => res.end());
     const strictAgent = createDeliveryAgent({ policy: { allowPrivateNetworks: false } });
     try {
-      const send = createSender({ dispatcher: strictAgent, timeoutMs: 5_000, responseBodyLimitBytes: 1024 });
+      const send = createSender({
+        dispatcher: strictAgent,
+        timeoutMs: 5_000,
+        responseBodyLimitBytes: 1024,
+        openSecret: (sealed) => box.open(sealed),
+      });
       const outcome = await send(delivery(receiver.url));
       const reason = `127.0.0.1 is a loopback address and private destinations are not allowed (an admin can allow them with DELIVERY_ALLOWED_DESTINATIONS or DELIVERY_ALLOW_PRIVATE_NETWORKS=true)`;
       expect(outcome).toMatchObject({
