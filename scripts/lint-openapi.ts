@@ -3,6 +3,7 @@
 // linted by Spectral (ruleset spectral:oas, .spectral.yaml) and Redocly (recommended, redocly.yaml).
 // Any problem of any severity fails. `npm run lint:openapi`, part of `npm test`.
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,6 +14,7 @@ import { destinationPolicyOf } from "../src/delivery-engine/destination-policy.j
 import { createDeliveryEngine } from "../src/delivery-engine/engine.js";
 import { createApp } from "../src/http/app.js";
 import { createLogger } from "../src/logger.js";
+import { SecretBox } from "../src/secrets/secret-box.js";
 import { autoDisablePolicy } from "../src/webhooks/auto-disable.js";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -38,6 +40,8 @@ async function servedDocument(): Promise<unknown> {
     dashboard: false,
     destinationPolicy: destinationPolicyOf(config.delivery),
     webhooksPerProjectLimit: config.webhooksPerProjectLimit,
+    // Never used: the document is written without a request.
+    secrets: new SecretBox([randomBytes(32)]),
   });
   const server = createServer(app).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));

@@ -14,7 +14,6 @@ import type { Logger } from "./logger.js";
 import { loadKubeConfig, operatorNamespace } from "./operator/kube-config.js";
 import type { RunningOperator } from "./operator/operator.js";
 import { defaultRetentionTuning, type RetentionSweeper, startRetentionSweeper } from "./retention/sweeper.js";
-import { useSecretBox } from "./secrets/current.js";
 import { loadSecretBox } from "./secrets/keys.js";
 import { reencryptSecrets } from "./secrets/reencrypt.js";
 import { version } from "./version.js";
@@ -63,7 +62,6 @@ export async function startService(
 ): Promise<RunningService> {
   // First: a missing key is a configuration error, reported before anything touches the database.
   const box = await loadSecretBox(config.secretKeys, logger);
-  useSecretBox(box);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.database.url;
   if (!databaseUrl) {
@@ -116,6 +114,7 @@ export async function startService(
         kubeConfig,
         pool,
         destinationPolicy: destinationPolicyOf(config.delivery),
+        secrets: box,
         config: { ...config.kubernetes, leaseNamespace: operatorNamespace(config.kubernetes.podNamespace) },
         logger,
       })
@@ -157,6 +156,7 @@ export async function startService(
     dashboard: config.dashboard.enabled,
     destinationPolicy,
     webhooksPerProjectLimit: config.webhooksPerProjectLimit,
+    secrets: box,
     kubernetes: operator !== undefined,
     retryDelaysMs: config.delivery.retryDelaysMs,
   });

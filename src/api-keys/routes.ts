@@ -6,6 +6,7 @@ import { requireAdmin } from "../http/auth-context.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { displayName, idParam, iso, isoTimestamp, positiveId } from "../http/schemas.js";
+import { existingProjectIds } from "../projects/store.js";
 import { generateApiKey, hashApiKey } from "./keys.js";
 import type { ApiKeyRow } from "./store.js";
 import { deleteApiKey, insertApiKey, listApiKeys } from "./store.js";
@@ -69,11 +70,8 @@ export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, 
       const key = generateApiKey();
       const projectIds = body.project_ids ? [...new Set(body.project_ids)] : null;
       if (projectIds) {
-        const { rows } = await pool.query<{ id: number }>(
-          "SELECT id FROM projects WHERE id = ANY ($1) AND NOT withdrawn",
-          [projectIds],
-        );
-        const unknown = projectIds.filter((id) => !rows.some((row) => row.id === id));
+        const existing = await existingProjectIds(pool, projectIds);
+        const unknown = projectIds.filter((id) => !existing.includes(id));
         // Well-formed ids that name nothing: 404, like any unknown id in a path.
         if (unknown.length > 0) throw new NotFoundError(`Unknown project ids: ${unknown.join(", ")}.`);
       }

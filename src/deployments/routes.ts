@@ -3,7 +3,7 @@ import type { Router } from "express";
 import type { Pool } from "../db/pool.js";
 import { addRoute } from "../http/route.js";
 import { iso, projectParams } from "../http/schemas.js";
-import { requireProject } from "../webhooks/service.js";
+import { requireProject } from "../projects/access.js";
 import { deploymentListSchema, listDeploymentsQuery } from "./schemas.js";
 import type { DeploymentRow } from "./store.js";
 import { listDeployments } from "./store.js";

@@ -16,6 +16,7 @@ import type { Logger } from "../logger.js";
 import { registerProjectRoutes } from "../projects/routes.js";
 import { version } from "../version.js";
 import { registerWebhookRoutes } from "../webhooks/routes.js";
+import type { WebhookSecrets } from "../webhooks/store.js";
 import { errorHandler } from "./error-handler.js";
 import { registerHealthRoutes } from "./health.js";
 import { registerMetricsEndpoint } from "./metrics-endpoint.js";
@@ -36,6 +37,8 @@ export interface AppDependencies {
   destinationPolicy: DestinationPolicy;
   /** WEBHOOKS_PER_PROJECT_LIMIT. */
   webhooksPerProjectLimit: number;
+  /** The secret keys webhooks' signing secrets are sealed with. */
+  secrets: WebhookSecrets;
   /** Whether the controllers run against a cluster, and the retry waits (GET /api/service-info). */
   kubernetes?: boolean;
   retryDelaysMs?: number[];
@@ -60,6 +63,7 @@ export function createApp({
   dashboard,
   destinationPolicy,
   webhooksPerProjectLimit,
+  secrets,
   kubernetes = false,
   retryDelaysMs = defaultRetryDelaysMs,
 }: AppDependencies): Express {
@@ -74,7 +78,11 @@ export function createApp({
   const api = Router();
   api.use(authenticate(pool, tokenReviewer));
   api.use(express.json({ limit: requestBodyLimit }));
-  registerWebhookRoutes(api, registry, pool, { destinationPolicy, perProjectLimit: webhooksPerProjectLimit });
+  registerWebhookRoutes(api, registry, pool, {
+    destinationPolicy,
+    perProjectLimit: webhooksPerProjectLimit,
+    secrets,
+  });
   registerTestEventRoutes(api, registry, pool, engine);
   registerDeliveryRoutes(api, registry, pool, engine);
   registerDeliveryStatsRoutes(api, registry, pool);

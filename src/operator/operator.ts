@@ -24,7 +24,8 @@ import {
   type ProjectRow,
   withdrawNamespaceProject,
 } from "../projects/store.js";
-import { deleteOwnedWebhook, deleteWebhooksOfMissingOwners } from "../webhooks/store.js";
+import { removeOwnedWebhook, removeWebhooksOfMissingOwners } from "../webhooks/service.js";
+import type { WebhookSecrets } from "../webhooks/store.js";
 import { group, plural, version, type WebhookResource } from "./api/webhook-v1alpha1.js";
 import { reconcileDeployment } from "./controllers/rollout-controller.js";
 import { ownerOf, reconcileWebhook } from "./controllers/webhook-controller.js";
@@ -71,6 +72,8 @@ export function startOperator(options: {
   pool: Pool;
   /** The delivery destination policy, judged on each Webhook's spec.url (webhook-controller.ts). */
   destinationPolicy: DestinationPolicy;
+  /** The secret keys a Webhook's secret is sealed with. */
+  secrets: WebhookSecrets;
   config: OperatorConfig;
   logger: Logger;
 }): RunningOperator {
@@ -178,7 +181,7 @@ export function startOperator(options: {
     // Here, inside the list function, the list is known to be complete: ListWatch.start() resolves even
     // when its list failed, and an empty cache must never read as "every Webhook was deleted".
     async function removeWebhooksOfDeletedResources(resources: WebhookResource[]) {
-      const removed = await deleteWebhooksOfMissingOwners(pool, resources.map(ownerOf)).catch(
+      const removed = await removeWebhooksOfMissingOwners(pool, resources.map(ownerOf)).catch(
         (error: unknown) => {
           logger.warn(
             { err: error },
@@ -276,6 +279,7 @@ export function startOperator(options: {
         reconcileWebhook(
           {
             pool,
+            secrets: options.secrets,
             destinationPolicy: options.destinationPolicy,
             kube,
             getWebhook: (ns, name) =>
@@ -344,7 +348,7 @@ export function startOperator(options: {
     webhooks.informer.on("update", (resource) => webhookQueue.add(key(resource)));
     webhooks.informer.on("delete", (resource) => {
       // Normally the finalizer has removed the row already; this covers a finalizer removed by hand.
-      void deleteOwnedWebhook(pool, ownerOf(resource as unknown as WebhookResource)).catch(() => {});
+      void removeOwnedWebhook(pool, ownerOf(resource as unknown as WebhookResource)).catch(() => {});
     });
     deployments.informer.on("add", (deployment) => deploymentQueue.add(key(deployment)));
     deployments.informer.on("update", (deployment) => deploymentQueue.add(key(deployment)));

@@ -1,8 +1,7 @@
 import type { Queryable } from "../db/pool.js";
 import { ForbiddenError, NotFoundError } from "../errors.js";
 import type { AuthContext, KubernetesTokenAuth } from "../http/auth-context.js";
-import type { ProjectRow } from "./store.js";
-import { listProjectNamespaces } from "./store.js";
+import { findProject, listProjectNamespaces, type ProjectRow } from "./store.js";
 
 // Who may use which project. API keys carry their project ids. Kubernetes tokens are authorised by RBAC
 // in the project's namespace (its slug): a project is visible to a token that may `list` webhooks
@@ -27,6 +26,21 @@ export async function visibleProjectIds(db: Queryable, auth: AuthContext): Promi
     visible.push(...batch.filter((_, index) => allowed[index]).map((project) => project.id));
   }
   return visible;
+}
+
+/**
+ * The project, if the caller may make this request in it; otherwise 404 (another project's ids look
+ * nonexistent) or 403 (authorizeProject).
+ */
+export async function requireProject(
+  db: Queryable,
+  auth: AuthContext,
+  projectId: number,
+): Promise<ProjectRow> {
+  const project = await findProject(db, projectId);
+  if (!project) throw new NotFoundError(`Project ${projectId} not found.`);
+  await authorizeProject(db, auth, project);
+  return project;
 }
 
 /**

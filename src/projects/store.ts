@@ -49,6 +49,32 @@ export async function findProject(db: Queryable, id: number): Promise<ProjectRow
   return rows[0];
 }
 
+/** Which of `ids` name a (visible) project. */
+export async function existingProjectIds(db: Queryable, ids: number[]): Promise<number[]> {
+  const { rows } = await db.query<{ id: number }>(
+    "SELECT id FROM projects WHERE id = ANY ($1) AND NOT withdrawn",
+    [ids],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** The names of the projects `ids`, withdrawn ones too (a rollout's events name its project). */
+export async function projectNames(db: Queryable, ids: number[]): Promise<Map<number, string>> {
+  const { rows } = await db.query<{ id: number; name: string }>(
+    "SELECT id, name FROM projects WHERE id = ANY ($1)",
+    [ids],
+  );
+  return new Map(rows.map((project) => [project.id, project.name]));
+}
+
+/**
+ * Locks the project's row until the transaction ends, against other writers of its webhooks: two
+ * creates in one project take turns (webhooks/store.ts, insertWebhookWithinLimit).
+ */
+export async function lockProjectForWebhooks(db: Queryable, id: number): Promise<void> {
+  await db.query("SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE", [id]);
+}
+
 export async function insertProject(
   db: Queryable,
   project: { name: string; slug: string; repoUrl: string | null },

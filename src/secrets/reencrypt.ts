@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.js";
+import { listStoredSecrets, replaceStoredSecret } from "../webhooks/store.js";
 import type { SecretBox } from "./secret-box.js";
 
 /**
@@ -12,19 +13,11 @@ export async function reencryptSecrets(
   box: SecretBox,
   opts: { rotate: boolean },
 ): Promise<number> {
-  const { rows } = await db.query<{ id: number; secret: string; secret_encrypted: boolean }>(
-    `SELECT id, secret, secret_encrypted FROM webhooks
-      WHERE secret IS NOT NULL ${opts.rotate ? "" : "AND NOT secret_encrypted"} ORDER BY id`,
-  );
   let changed = 0;
-  for (const row of rows) {
+  for (const row of await listStoredSecrets(db, { sealedToo: opts.rotate })) {
     if (row.secret_encrypted && box.isCurrent(row.secret)) continue;
     const clear = row.secret_encrypted ? box.open(row.secret) : row.secret;
-    const { rowCount } = await db.query(
-      "UPDATE webhooks SET secret = $2, secret_encrypted = true WHERE id = $1 AND secret = $3",
-      [row.id, box.seal(clear), row.secret],
-    );
-    changed += rowCount ?? 0;
+    if (await replaceStoredSecret(db, row.id, { read: row.secret, sealed: box.seal(clear) })) changed += 1;
   }
   return changed;
 }

@@ -6,6 +6,8 @@ import { eventTypes } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { projectParams } from "../http/schemas.js";
+import { requireProject } from "../projects/access.js";
+import { toWebhookJson } from "./presenter.js";
 import {
   createWebhookBody,
   eventTypeSchema,
@@ -18,19 +20,17 @@ import {
 import {
   assertDestinationAllowed,
   assertNotOwnedByResource,
-  policyChanges,
-  requireProject,
+  removeWebhook,
   requireWebhook,
-  toWebhookJson,
   webhookLimitReached,
   webhookNotFound,
 } from "./service.js";
 import {
-  deleteWebhook,
   insertWebhookWithinLimit,
   listWebhooks,
   listWebhooksPage,
   updateWebhook,
+  type WebhookSecrets,
 } from "./store.js";
 
 const tag = "Webhooks";
@@ -40,9 +40,9 @@ export function registerWebhookRoutes(
   router: Router,
   registry: OpenAPIRegistry,
   pool: Pool,
-  rules: { destinationPolicy: DestinationPolicy; perProjectLimit: number },
+  options: { destinationPolicy: DestinationPolicy; perProjectLimit: number; secrets: WebhookSecrets },
 ): void {
-  const { destinationPolicy, perProjectLimit } = rules;
+  const { destinationPolicy, perProjectLimit, secrets } = options;
   addRoute(router, registry, {
     method: "get",
     path: "/webhook-event-types",
@@ -88,7 +88,7 @@ export function registerWebhookRoutes(
       await requireProject(pool, auth, params.project_id);
       assertDestinationAllowed(body.url, destinationPolicy);
       const changes = policyChanges(body);
-      const row = await insertWebhookWithinLimit(pool, perProjectLimit, {
+      const row = await insertWebhookWithinLimit(pool, secrets, perProjectLimit, {
         projectId: params.project_id,
         url: body.url,
         secret: body.secret ?? null,
@@ -171,7 +171,7 @@ export function registerWebhookRoutes(
     handler: async ({ params, body, auth }) => {
       assertNotOwnedByResource(await requireWebhook(pool, auth, params.project_id, params.webhook_id));
       if (body.url !== undefined) assertDestinationAllowed(body.url, destinationPolicy);
-      const row = await updateWebhook(pool, params.project_id, params.webhook_id, {
+      const row = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
         ...body,
         ...policyChanges(body),
       });
@@ -196,8 +196,27 @@ export function registerWebhookRoutes(
     },
     handler: async ({ params, auth }) => {
       assertNotOwnedByResource(await requireWebhook(pool, auth, params.project_id, params.webhook_id));
-      await deleteWebhook(pool, params.project_id, params.webhook_id);
+      await removeWebhook(pool, params.project_id, params.webhook_id);
       return { status: 204 };
     },
   });
+}
+
+/** The API's policy fields as the store's (undefined: not given, keep). */
+export function policyChanges(body: {
+  retry_policy?: { max_attempts: number } | null | undefined;
+  auto_disable?: { after_failures: number; min_duration_seconds: number } | null | undefined;
+}) {
+  return {
+    retryMaxAttempts: body.retry_policy === undefined ? undefined : (body.retry_policy?.max_attempts ?? null),
+    autoDisable:
+      body.auto_disable === undefined
+        ? undefined
+        : body.auto_disable === null
+          ? null
+          : {
+              afterFailures: body.auto_disable.after_failures,
+              minDurationSeconds: body.auto_disable.min_duration_seconds,
+            },
+  };
 }

@@ -2,28 +2,12 @@ import type { Queryable } from "../db/pool.js";
 import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
 import { ApiError, ConflictError, NotFoundError } from "../errors.js";
 import type { AuthContext } from "../http/auth-context.js";
-import { iso } from "../http/schemas.js";
-import { authorizeProject } from "../projects/access.js";
+import { forgetWebhookSeries } from "../metrics.js";
+import { requireProject } from "../projects/access.js";
 import type { ProjectRow } from "../projects/store.js";
-import { findProject } from "../projects/store.js";
 import { literalDestinationRefusal } from "./destination-check.js";
 import type { WebhookRow } from "./store.js";
-import { findWebhook } from "./store.js";
-
-/**
- * The project, if the caller may make this request in it; otherwise 404 (another project's ids look
- * nonexistent) or 403 (projects/access.ts).
- */
-export async function requireProject(
-  db: Queryable,
-  auth: AuthContext,
-  projectId: number,
-): Promise<ProjectRow> {
-  const project = await findProject(db, projectId);
-  if (!project) throw new NotFoundError(`Project ${projectId} not found.`);
-  await authorizeProject(db, auth, project);
-  return project;
-}
+import { deleteOwnedWebhook, deleteWebhook, deleteWebhooksOfMissingOwners, findWebhook } from "./store.js";
 
 /** A webhook id that is not (or no longer) in the project. */
 export const webhookNotFound = (projectId: number, webhookId: number): NotFoundError =>
@@ -84,52 +68,25 @@ export function webhookLimitReached(projectId: number, limit: number): ApiError 
   );
 }
 
-export function toWebhookJson(row: WebhookRow) {
-  return {
-    id: row.id,
-    project_id: row.project_id,
-    url: row.url,
-    events: row.events,
-    enabled: row.enabled,
-    has_secret: row.secret !== null,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-    managed_by: managedBy(row.owner),
-    retry_policy: row.retry_max_attempts === null ? null : { max_attempts: row.retry_max_attempts },
-    auto_disable:
-      row.auto_disable_after_failures === null
-        ? null
-        : {
-            after_failures: row.auto_disable_after_failures,
-            min_duration_seconds: row.auto_disable_min_seconds ?? 0,
-          },
-    disabled_reason: row.disabled_reason,
-    disabled_at: row.disabled_at === null ? null : iso(row.disabled_at),
-  };
+// A deleted webhook's metric series go with it (metrics.ts, forgetWebhookSeries), so that the webhook_id
+// label stays bounded by the webhooks that exist: every delete goes through one of these.
+
+export async function removeWebhook(db: Queryable, projectId: number, webhookId: number): Promise<boolean> {
+  const removed = await deleteWebhook(db, projectId, webhookId);
+  if (removed) await forgetWebhookSeries(webhookId);
+  return removed;
 }
 
-/** The API's policy fields as the store's (undefined: not given, keep). */
-export function policyChanges(body: {
-  retry_policy?: { max_attempts: number } | null | undefined;
-  auto_disable?: { after_failures: number; min_duration_seconds: number } | null | undefined;
-}) {
-  return {
-    retryMaxAttempts: body.retry_policy === undefined ? undefined : (body.retry_policy?.max_attempts ?? null),
-    autoDisable:
-      body.auto_disable === undefined
-        ? undefined
-        : body.auto_disable === null
-          ? null
-          : {
-              afterFailures: body.auto_disable.after_failures,
-              minDurationSeconds: body.auto_disable.min_duration_seconds,
-            },
-  };
+/** The webhook of a Webhook resource ("namespace/name"), gone with the resource. */
+export async function removeOwnedWebhook(db: Queryable, owner: string): Promise<boolean> {
+  const id = await deleteOwnedWebhook(db, owner);
+  if (id !== undefined) await forgetWebhookSeries(id);
+  return id !== undefined;
 }
 
-/** The owner column holds "namespace/name" of the Webhook resource (namespaces hold no slash). */
-function managedBy(owner: string | null) {
-  if (owner === null) return null;
-  const slash = owner.indexOf("/");
-  return { kind: "Webhook" as const, namespace: owner.slice(0, slash), name: owner.slice(slash + 1) };
+/** The webhooks of Webhook resources not among `owners`, a complete list; returns how many went. */
+export async function removeWebhooksOfMissingOwners(db: Queryable, owners: string[]): Promise<number> {
+  const ids = await deleteWebhooksOfMissingOwners(db, owners);
+  for (const id of ids) await forgetWebhookSeries(id);
+  return ids.length;
 }

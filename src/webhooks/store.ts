@@ -1,7 +1,9 @@
 import { type PageRequest, selectPage } from "../db/page.js";
 import { type Pool, type Queryable, withTransaction } from "../db/pool.js";
-import { forgetWebhookSeries } from "../metrics.js";
-import { secretBox } from "../secrets/current.js";
+import { lockProjectForWebhooks } from "../projects/store.js";
+
+// Every statement that writes the webhooks table, and its reads, are here; the one other writer is the
+// auto-disable rule (auto-disable.ts), which counts failures inside the engine's recording statement.
 
 export interface WebhookRow {
   id: number;
@@ -75,8 +77,17 @@ export async function findWebhook(
   return rows[0];
 }
 
-/** Secrets are sealed here, on the way in: every writer (API, operator) passes clear text. */
-const sealed = (secret: string | null): string | null => (secret === null ? null : secretBox().seal(secret));
+/**
+ * The secret keys, handed in by the service (secrets/secret-box.ts): secrets are sealed here, on the way
+ * in (every writer, API or operator, passes clear text), and opened to be compared.
+ */
+export interface WebhookSecrets {
+  seal(secret: string): string;
+  open(sealed: string): string;
+}
+
+const sealed = (secrets: WebhookSecrets, secret: string | null): string | null =>
+  secret === null ? null : secrets.seal(secret);
 
 export interface NewWebhook {
   projectId: number;
@@ -89,7 +100,11 @@ export interface NewWebhook {
   policies?: WebhookPolicies;
 }
 
-export async function insertWebhook(db: Queryable, webhook: NewWebhook): Promise<WebhookRow> {
+export async function insertWebhook(
+  db: Queryable,
+  secrets: WebhookSecrets,
+  webhook: NewWebhook,
+): Promise<WebhookRow> {
   const { rows } = await db.query<WebhookRow>(
     `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted,
                            retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds)
@@ -97,7 +112,7 @@ export async function insertWebhook(db: Queryable, webhook: NewWebhook): Promise
     [
       webhook.projectId,
       webhook.url,
-      sealed(webhook.secret),
+      sealed(secrets, webhook.secret),
       webhook.events,
       webhook.enabled,
       webhook.owner ?? null,
@@ -116,17 +131,18 @@ export async function insertWebhook(db: Queryable, webhook: NewWebhook): Promise
  */
 export async function insertWebhookWithinLimit(
   pool: Pool,
+  secrets: WebhookSecrets,
   limit: number,
   webhook: NewWebhook,
 ): Promise<WebhookRow | undefined> {
   return withTransaction(pool, async (client) => {
-    await client.query("SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE", [webhook.projectId]);
+    await lockProjectForWebhooks(client, webhook.projectId);
     const { rows } = await client.query<{ count: number }>(
       "SELECT count(*)::int AS count FROM webhooks WHERE project_id = $1",
       [webhook.projectId],
     );
     if ((rows[0]?.count ?? 0) >= limit) return undefined;
-    return insertWebhook(client, webhook);
+    return insertWebhook(client, secrets, webhook);
   });
 }
 
@@ -149,6 +165,7 @@ export interface WebhookChanges {
  */
 export async function updateWebhook(
   db: Queryable,
+  secrets: WebhookSecrets,
   projectId: number,
   id: number,
   changes: WebhookChanges,
@@ -174,7 +191,7 @@ export async function updateWebhook(
       changes.events ?? null,
       changes.enabled ?? null,
       changes.secret !== undefined,
-      sealed(changes.secret ?? null),
+      sealed(secrets, changes.secret ?? null),
       changes.retryMaxAttempts !== undefined,
       changes.retryMaxAttempts ?? null,
       changes.autoDisable !== undefined,
@@ -197,7 +214,6 @@ export async function deleteWebhook(db: Queryable, projectId: number, id: number
     projectId,
     id,
   ]);
-  if (rowCount === 1) await forgetWebhookSeries(id);
   return rowCount === 1;
 }
 
@@ -214,6 +230,7 @@ export async function deleteWebhook(db: Queryable, projectId: number, id: number
  */
 export async function upsertOwnedWebhook(
   db: Queryable,
+  secrets: WebhookSecrets,
   webhook: NewWebhook & { owner: string; generation?: number | undefined },
 ): Promise<WebhookRow> {
   const policies = webhook.policies ?? { retryMaxAttempts: null, autoDisable: null };
@@ -228,8 +245,7 @@ export async function upsertOwnedWebhook(
         generation !== null && (existing.owner_generation === null || generation > existing.owner_generation);
       const keepAutoDisabled = existing.disabled_reason !== null && !specChanged;
       const enabled = keepAutoDisabled ? false : webhook.enabled;
-      const sameSecret =
-        (existing.secret === null ? null : secretBox().open(existing.secret)) === webhook.secret;
+      const sameSecret = (existing.secret === null ? null : secrets.open(existing.secret)) === webhook.secret;
       const unchanged =
         sameSecret &&
         !specChanged &&
@@ -260,7 +276,7 @@ export async function upsertOwnedWebhook(
           webhook.events,
           enabled,
           sameSecret,
-          sameSecret ? null : sealed(webhook.secret),
+          sameSecret ? null : sealed(secrets, webhook.secret),
           policies.retryMaxAttempts,
           policies.autoDisable?.afterFailures ?? null,
           policies.autoDisable?.minDurationSeconds ?? null,
@@ -281,7 +297,7 @@ export async function upsertOwnedWebhook(
       [
         webhook.projectId,
         webhook.url,
-        sealed(webhook.secret),
+        sealed(secrets, webhook.secret),
         webhook.events,
         webhook.enabled,
         webhook.owner,
@@ -317,21 +333,48 @@ export async function pauseOwnedWebhook(db: Queryable, owner: string): Promise<W
 /**
  * Removes the webhooks of Kubernetes Webhook resources that no longer exist ("namespace/name" not in
  * `owners`, the complete list from a successful full list): resources deleted while no operator ran,
- * or whose finalizer was removed by hand. Returns how many went.
+ * or whose finalizer was removed by hand. Returns the ids that went.
  */
-export async function deleteWebhooksOfMissingOwners(db: Queryable, owners: string[]): Promise<number> {
+export async function deleteWebhooksOfMissingOwners(db: Queryable, owners: string[]): Promise<number[]> {
   const { rows } = await db.query<{ id: number }>(
     "DELETE FROM webhooks WHERE owner IS NOT NULL AND NOT (owner = ANY($1::text[])) RETURNING id",
     [owners],
   );
-  for (const { id } of rows) await forgetWebhookSeries(id);
-  return rows.length;
+  return rows.map((row) => row.id);
 }
 
-export async function deleteOwnedWebhook(db: Queryable, owner: string): Promise<boolean> {
+/** Removes the webhook of a Webhook resource; returns its id, or undefined when there was none. */
+export async function deleteOwnedWebhook(db: Queryable, owner: string): Promise<number | undefined> {
   const { rows } = await db.query<{ id: number }>("DELETE FROM webhooks WHERE owner = $1 RETURNING id", [
     owner,
   ]);
-  for (const { id } of rows) await forgetWebhookSeries(id);
-  return rows.length === 1;
+  return rows[0]?.id;
+}
+
+/**
+ * The stored secrets to seal with the newest key (secrets/reencrypt.ts): clear text left by a version
+ * before encryption, and with `sealedToo` also secrets sealed already.
+ */
+export async function listStoredSecrets(
+  db: Queryable,
+  options: { sealedToo: boolean },
+): Promise<{ id: number; secret: string; secret_encrypted: boolean }[]> {
+  const { rows } = await db.query<{ id: number; secret: string; secret_encrypted: boolean }>(
+    `SELECT id, secret, secret_encrypted FROM webhooks
+      WHERE secret IS NOT NULL ${options.sealedToo ? "" : "AND NOT secret_encrypted"} ORDER BY id`,
+  );
+  return rows;
+}
+
+/** Replaces a stored secret with its newly sealed form, unless it changed since it was read. */
+export async function replaceStoredSecret(
+  db: Queryable,
+  id: number,
+  change: { read: string; sealed: string },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    "UPDATE webhooks SET secret = $2, secret_encrypted = true WHERE id = $1 AND secret = $3",
+    [id, change.sealed, change.read],
+  );
+  return rowCount === 1;
 }

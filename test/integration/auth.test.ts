@@ -9,7 +9,7 @@ import { migrate } from "../../src/db/migrate.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import { createLogger } from "../../src/logger.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { useTestSecretKeys } from "../support/secret-keys.js";
+import { testSecretBox } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;
@@ -335,7 +335,7 @@ describe("webhook secrets are write-only", () => {
       [id],
     );
     expect(rows[0]?.secret).not.toContain(replacement);
-    expect(useTestSecretKeys().open(rows[0]?.secret ?? "")).toBe(replacement);
+    expect(testSecretBox().open(rows[0]?.secret ?? "")).toBe(replacement);
   });
 });
 

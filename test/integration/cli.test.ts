@@ -5,7 +5,7 @@ import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { eventTypeNames } from "../../src/event-types.js";
 import { assertBuilt, type CliOptions, runCli } from "../support/cli.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
-import { useTestSecretKeys } from "../support/secret-keys.js";
+import { testSecretBox } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // The `webhooks` command group (alias `hooks`), run as users run it: the built binary in a child
@@ -39,7 +39,7 @@ async function storedSecret(webhookId: number): Promise<string | null> {
     [webhookId],
   );
   const sealed = rows[0]?.secret ?? null;
-  return sealed === null ? null : useTestSecretKeys().open(sealed);
+  return sealed === null ? null : testSecretBox().open(sealed);
 }
 
 /** Creates a webhook through the CLI (--json) and returns the API's answer. */

@@ -7,6 +7,7 @@ import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { onNewDatabase, resetToOneWebhook } from "../support/new-database.js";
+import { testSecretBox } from "../support/secret-keys.js";
 
 // The claim hands slots out round-robin across the webhooks with due rows, the one holding the fewest
 // first (claim.ts): which rows are oldest decides nothing between webhooks. Before, a claim took the
@@ -20,7 +21,7 @@ let projectId: number;
 let first: number;
 
 async function addWebhook(event: "deployment.created" | "deployment.failed"): Promise<number> {
-  const webhook = await insertWebhook(pool, {
+  const webhook = await insertWebhook(pool, testSecretBox(), {
     projectId,
     url: "https://receiver.example/other",
     events: [event],

@@ -4,6 +4,7 @@ import { lockRollout } from "../../src/deployments/store.js";
 import { ensureNamespaceProject } from "../../src/projects/store.js";
 import { upsertOwnedWebhook } from "../../src/webhooks/store.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { testSecretBox } from "../support/secret-keys.js";
 
 // Ids are shown to users: the operator's idempotent writes, which run on every reconcile and every
 // Deployment status change, must not draw identity values when the row already exists.
@@ -36,10 +37,12 @@ it("reconciling the same project, webhook and rollout again and again uses one i
     secret: null,
     owner,
   });
-  const created = await upsertOwnedWebhook(pool, webhook("https://a.example/1", "shop/a"));
+  const created = await upsertOwnedWebhook(pool, testSecretBox(), webhook("https://a.example/1", "shop/a"));
   for (const url of ["https://a.example/1", "https://a.example/2", "https://a.example/2"])
-    expect((await upsertOwnedWebhook(pool, webhook(url, "shop/a"))).id).toBe(created.id);
-  expect((await upsertOwnedWebhook(pool, webhook("https://b.example", "shop/b"))).id).toBe(created.id + 1);
+    expect((await upsertOwnedWebhook(pool, testSecretBox(), webhook(url, "shop/a"))).id).toBe(created.id);
+  expect((await upsertOwnedWebhook(pool, testSecretBox(), webhook("https://b.example", "shop/b"))).id).toBe(
+    created.id + 1,
+  );
 
   const rollout = (revision: string) => ({
     projectId: other.id,

@@ -6,6 +6,7 @@ import { registerMetricsEndpoint } from "../../src/http/metrics-endpoint.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { testSecretBox } from "../support/secret-keys.js";
 
 // The queue gauges are read from Postgres at most once per max age, however often /metrics is scraped.
 
@@ -37,7 +38,7 @@ function metricsApp(queueStatsMaxAgeMs: number) {
 
 it("keeps the queue gauges for their max age, then reads them again", async () => {
   const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
-  await insertWebhook(pool, {
+  await insertWebhook(pool, testSecretBox(), {
     projectId: project.id,
     url: "https://x.example",
     events: ["deployment.created"],

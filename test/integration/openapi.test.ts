@@ -12,6 +12,7 @@ import { createLogger } from "../../src/logger.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { createTestDatabase } from "../support/database.js";
 import { freePort as closedPort } from "../support/ports.js";
+import { testSecretBox } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { deliveryFields, webhookFields } from "../support/spec-fields.js";
 
@@ -84,6 +85,7 @@ function appFor(pool: Pool, databaseUrl: string): Express {
     dashboard: false,
     destinationPolicy: destinationPolicyOf(config.delivery),
     webhooksPerProjectLimit: config.webhooksPerProjectLimit,
+    secrets: testSecretBox(),
   });
 }
 

@@ -13,6 +13,7 @@ import { insertWebhook } from "../../src/webhooks/store.js";
 import { onNewDatabase } from "../support/new-database.js";
 import { freePort } from "../support/ports.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { testSecretBox } from "../support/secret-keys.js";
 import { startTestService } from "../support/service.js";
 
 // An attempt that finished is recorded: never skipped because its lease ran out, never forgotten
@@ -24,7 +25,7 @@ describe("recording an outcome whose lease ran out", () => {
 
   it("writes the outcome, and the same statement's claim does not take the row again", async () => {
     const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
-    const webhook = await insertWebhook(pool, {
+    const webhook = await insertWebhook(pool, testSecretBox(), {
       projectId: project.id,
       url: "https://x.example",
       events: ["deployment.created"],

@@ -7,6 +7,7 @@ import { insertProject } from "../../src/projects/store.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { onNewDatabase } from "../support/new-database.js";
+import { testSecretBox } from "../support/secret-keys.js";
 
 // The follow-up variants of the record-and-claim statement, driven directly (no worker): the same
 // retry and auto-disable whichever claim they extend, the plain one or the capped one that a
@@ -45,7 +46,7 @@ describe.each(plans)("with the %s claim", (name, limit, planFor) => {
 
   it("records the failure, schedules the retry, counts toward auto-disable and still claims", async () => {
     const project = await insertProject(pool, { name, slug: name, repoUrl: null });
-    const webhook = await insertWebhook(pool, {
+    const webhook = await insertWebhook(pool, testSecretBox(), {
       projectId: project.id,
       url: "https://x.example",
       events: ["deployment.created"],

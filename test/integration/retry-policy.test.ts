@@ -5,6 +5,7 @@ import { metrics } from "../../src/metrics.js";
 import { updateWebhook } from "../../src/webhooks/store.js";
 import { createTestDatabase } from "../support/database.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { testSecretBox } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // Opt-in automatic retries through the real service, its workers and real receivers. The backoff
@@ -304,7 +305,7 @@ describe("deliveries queued for a webhook that is then disabled", () => {
     const id = await createWebhook("/disabled-later");
     await withTransaction(service.pool, async (client) => {
       await emitEvent(client, { eventType: "deployment.failed", projectId, payload: {} });
-      await updateWebhook(client, projectId, id, { enabled: false });
+      await updateWebhook(client, testSecretBox(), projectId, id, { enabled: false });
     });
     const [notSent] = await waitForAttempts(id, 1);
     expect(notSent).toMatchObject({ attempt_number: 1, success: false, status_code: 0 });

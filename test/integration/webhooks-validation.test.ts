@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useTestSecretKeys } from "../support/secret-keys.js";
+import { testSecretBox } from "../support/secret-keys.js";
 import type { ApiCallOptions, ApiResponse } from "../support/service.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -36,7 +36,7 @@ async function webhookRow(id: number): Promise<Record<string, unknown> | undefin
 /** The webhook's secret as stored, opened with the test key (it is stored encrypted). */
 async function storedSecret(id: number): Promise<string | null> {
   const secret = (await webhookRow(id))?.secret as string | null | undefined;
-  return secret ? useTestSecretKeys().open(secret) : (secret ?? null);
+  return secret ? testSecretBox().open(secret) : (secret ?? null);
 }
 
 function expectErrorShape(response: ApiResponse, status: number, code?: string) {

@@ -3,6 +3,7 @@ import { createPool, type Pool } from "../../src/db/pool.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
+import { testSecretBox } from "./secret-keys.js";
 
 // Kept apart from database.ts: importing the service's pool sets node-postgres's type parsers for the
 // whole file (int8 as numbers), which tests of raw pg clients must not get by importing database.ts.
@@ -38,7 +39,7 @@ export async function resetToOneWebhook(pool: Pool): Promise<{ projectId: number
     "TRUNCATE projects, webhooks, events, deliveries, scheduled_retries RESTART IDENTITY CASCADE",
   );
   const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
-  const webhook = await insertWebhook(pool, {
+  const webhook = await insertWebhook(pool, testSecretBox(), {
     projectId: project.id,
     url: "https://receiver.example/hook",
     events: ["deployment.created"],

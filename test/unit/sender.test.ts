@@ -20,7 +20,7 @@ import {
   signPayload,
   timeoutMessage,
 } from "../../src/delivery-engine/sender.js";
-import { useTestSecretKeys } from "../support/secret-keys.js";
+import { testSecretBox } from "../support/secret-keys.js";
 
 type Received = { method: string; url: string; headers: IncomingMessage["headers"]; body: Buffer };
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -68,7 +68,7 @@ const receivers: ReturnType<typeof createServer>[] = [];
 const rawReceivers: NetServer[] = [];
 let agent: Agent;
 
-const box = useTestSecretKeys();
+const box = testSecretBox();
 
 beforeAll(() => {
   agent = createDeliveryAgent({ policy: { allowPrivateNetworks: true } });

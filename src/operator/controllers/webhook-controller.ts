@@ -7,7 +7,8 @@ import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { destinationRefusal } from "../../webhooks/destination-check.js";
-import { deleteOwnedWebhook, pauseOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/store.js";
+import { removeOwnedWebhook } from "../../webhooks/service.js";
+import { pauseOwnedWebhook, upsertOwnedWebhook, type WebhookSecrets } from "../../webhooks/store.js";
 import { findCondition, setCondition } from "../api/conditions.js";
 import { validateWebhookSpec } from "../api/validate-spec.js";
 import { finalizer, type WebhookResource, type WebhookStatus } from "../api/webhook-v1alpha1.js";
@@ -17,6 +18,8 @@ import type { ReconcileResult } from "../work-queue.js";
 
 export interface WebhookControllerDeps {
   pool: Pool;
+  /** The secret keys a Webhook's secret is sealed with. */
+  secrets: WebhookSecrets;
   /** Where deliveries may go: a spec.url it refuses is Ready=False, as the API answers 403. */
   destinationPolicy: DestinationPolicy;
   kube: KubeGateway;
@@ -87,7 +90,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
     if (resource.metadata.deletionTimestamp) {
       deps.releaseSecret(ownerOf(resource));
       if (resource.metadata.finalizers?.includes(finalizer)) {
-        await deleteOwnedWebhook(deps.pool, ownerOf(resource));
+        await removeOwnedWebhook(deps.pool, ownerOf(resource));
         await deps.kube.setFinalizers(
           resource,
           resource.metadata.finalizers.filter((f) => f !== finalizer),
@@ -119,7 +122,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
       }
       const secret = await readSecret(deps, resource);
       const project = await deps.projectFor(namespace);
-      const webhook = await upsertOwnedWebhook(deps.pool, {
+      const webhook = await upsertOwnedWebhook(deps.pool, deps.secrets, {
         projectId: project.id,
         url: validated.spec.url,
         events: [...new Set(validated.spec.events)],

@@ -10,7 +10,7 @@ import {
   updateRollout,
 } from "../../deployments/store.js";
 import type { DeploymentEventType } from "../../event-types.js";
-import type { ProjectRow } from "../../projects/store.js";
+import { type ProjectRow, projectNames } from "../../projects/store.js";
 import { readRolloutAnnotations } from "./annotations.js";
 import { eventsToEmit, isFinished, revisionAnnotation, rolloutPhase, statusAfter } from "./phase.js";
 import { concludedAt, rolloutFinishedAt, rolloutStartedAt } from "./rollout-times.js";
@@ -44,11 +44,7 @@ function payloadFor(event: DeploymentEventType, row: DeploymentRow, projectName:
 
 async function emitCancellations(db: Queryable, cancelled: DeploymentRow[]): Promise<void> {
   if (cancelled.length === 0) return;
-  const { rows } = await db.query<{ id: number; name: string }>(
-    "SELECT id, name FROM projects WHERE id = ANY ($1)",
-    [[...new Set(cancelled.map((row) => row.project_id))]],
-  );
-  const names = new Map(rows.map((project) => [project.id, project.name]));
+  const names = await projectNames(db, [...new Set(cancelled.map((row) => row.project_id))]);
   await emitEvents(
     db,
     cancelled.map((row) => ({

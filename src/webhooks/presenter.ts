@@ -1,0 +1,34 @@
+import { iso } from "../http/schemas.js";
+import type { WebhookRow } from "./store.js";
+
+/** A webhook as the API shows it (webhookSchema): never its secret, only whether it has one. */
+export function toWebhookJson(row: WebhookRow) {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    url: row.url,
+    events: row.events,
+    enabled: row.enabled,
+    has_secret: row.secret !== null,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    managed_by: managedBy(row.owner),
+    retry_policy: row.retry_max_attempts === null ? null : { max_attempts: row.retry_max_attempts },
+    auto_disable:
+      row.auto_disable_after_failures === null
+        ? null
+        : {
+            after_failures: row.auto_disable_after_failures,
+            min_duration_seconds: row.auto_disable_min_seconds ?? 0,
+          },
+    disabled_reason: row.disabled_reason,
+    disabled_at: row.disabled_at === null ? null : iso(row.disabled_at),
+  };
+}
+
+/** The owner column holds "namespace/name" of the Webhook resource (namespaces hold no slash). */
+function managedBy(owner: string | null) {
+  if (owner === null) return null;
+  const slash = owner.indexOf("/");
+  return { kind: "Webhook" as const, namespace: owner.slice(0, slash), name: owner.slice(slash + 1) };
+}
