@@ -6,8 +6,9 @@ import { forgetWebhookSeries } from "../metrics.js";
 import { requireProject } from "../projects/access.js";
 import type { ProjectRow } from "../projects/store.js";
 import { literalDestinationRefusal } from "./destination-check.js";
+import { deleteOwnedWebhook, deleteWebhooksOfMissingOwners } from "./owned-store.js";
 import type { WebhookRow } from "./store.js";
-import { deleteOwnedWebhook, deleteWebhook, deleteWebhooksOfMissingOwners, findWebhook } from "./store.js";
+import { deleteWebhook, findWebhook } from "./store.js";
 
 /** A webhook id that is not (or no longer) in the project. */
 export const webhookNotFound = (projectId: number, webhookId: number): NotFoundError =>

@@ -2,8 +2,9 @@ import { type PageRequest, selectPage } from "../db/page.js";
 import { type Pool, type Queryable, withTransaction } from "../db/pool.js";
 import { lockProjectForWebhooks } from "../projects/store.js";
 
-// Every statement that writes the webhooks table, and its reads, are here; the one other writer is the
-// auto-disable rule (auto-disable.ts), which counts failures inside the engine's recording statement.
+// The webhooks table is written only by this feature: here (the API's writes), owned-store.ts (the rows
+// of Webhook resources) and the auto-disable rule (auto-disable.ts), which counts failures inside the
+// engine's recording statement.
 
 export interface WebhookRow {
   id: number;
@@ -28,7 +29,7 @@ export interface WebhookRow {
   owner_generation: number | null;
 }
 
-const columns =
+export const columns =
   "id, project_id, url, secret, events, enabled, owner, created_at, updated_at, retry_max_attempts, " +
   "auto_disable_after_failures, auto_disable_min_seconds, disabled_reason, disabled_at, " +
   "owner_generation::float8 AS owner_generation";
@@ -86,7 +87,7 @@ export interface WebhookSecrets {
   open(sealed: string): string;
 }
 
-const sealed = (secrets: WebhookSecrets, secret: string | null): string | null =>
+export const sealed = (secrets: WebhookSecrets, secret: string | null): string | null =>
   secret === null ? null : secrets.seal(secret);
 
 export interface NewWebhook {
@@ -203,7 +204,7 @@ export async function updateWebhook(
 }
 
 /** SET clauses that forget an automatic disable and the failure count behind it when `condition` holds. */
-const clearAutoDisableWhen = (condition: string) => `
+export const clearAutoDisableWhen = (condition: string) => `
        disabled_reason = CASE WHEN ${condition} THEN NULL ELSE disabled_reason END,
        disabled_at = CASE WHEN ${condition} THEN NULL ELSE disabled_at END,
        consecutive_failures = CASE WHEN ${condition} THEN 0 ELSE consecutive_failures END,
@@ -215,140 +216,6 @@ export async function deleteWebhook(db: Queryable, projectId: number, id: number
     id,
   ]);
   return rowCount === 1;
-}
-
-/**
- * The webhook a Kubernetes Webhook resource (owner "namespace/name") declares, created or brought in
- * line. Reconciles run often, so this writes only what changed:
- * - not `INSERT … ON CONFLICT`: that draws an identity value on every call, and the ids users see
- *   would jump (1 → 40 → 55). The INSERT runs only when no row is owned yet; of two racing first
- *   reconciles one inserts and the other finds its row on the next pass;
- * - the secret is compared in clear: sealing uses a fresh nonce, so a sealed secret never equals the
- *   stored one, and comparing those would rewrite the row (and move updated_at) on every reconcile;
- * - a webhook the service disabled itself (auto-disable) stays disabled until the resource's spec
- *   changes (a new `generation`): reconciles that only refresh status must not switch it back on.
- */
-export async function upsertOwnedWebhook(
-  db: Queryable,
-  secrets: WebhookSecrets,
-  webhook: NewWebhook & { owner: string; generation?: number | undefined },
-): Promise<WebhookRow> {
-  const policies = webhook.policies ?? { retryMaxAttempts: null, autoDisable: null };
-  const generation = webhook.generation ?? null;
-  for (;;) {
-    const found = await db.query<WebhookRow>(`SELECT ${columns} FROM webhooks WHERE owner = $1`, [
-      webhook.owner,
-    ]);
-    const existing = found.rows[0];
-    if (existing) {
-      const specChanged =
-        generation !== null && (existing.owner_generation === null || generation > existing.owner_generation);
-      const keepAutoDisabled = existing.disabled_reason !== null && !specChanged;
-      const enabled = keepAutoDisabled ? false : webhook.enabled;
-      const sameSecret = (existing.secret === null ? null : secrets.open(existing.secret)) === webhook.secret;
-      const unchanged =
-        sameSecret &&
-        !specChanged &&
-        existing.project_id === webhook.projectId &&
-        existing.url === webhook.url &&
-        existing.enabled === enabled &&
-        existing.events.join("\n") === webhook.events.join("\n") &&
-        existing.retry_max_attempts === policies.retryMaxAttempts &&
-        existing.auto_disable_after_failures === (policies.autoDisable?.afterFailures ?? null) &&
-        existing.auto_disable_min_seconds === (policies.autoDisable?.minDurationSeconds ?? null);
-      if (unchanged) return existing;
-      const { rows } = await db.query<WebhookRow>(
-        `UPDATE webhooks
-            SET project_id = $2, url = $3, events = $4,
-                -- Decided on the row as it is now: an auto-disable recorded since it was read stands.
-                enabled = CASE WHEN disabled_reason IS NOT NULL AND NOT $12 THEN false ELSE $5 END,
-                secret = CASE WHEN $6 THEN secret ELSE $7 END, secret_encrypted = true,
-                retry_max_attempts = $8, auto_disable_after_failures = $9, auto_disable_min_seconds = $10,
-                owner_generation = COALESCE($11, owner_generation),
-                ${clearAutoDisableWhen("$12 OR $9::int IS NULL")},
-                updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
-          WHERE owner = $1
-          RETURNING ${columns}`,
-        [
-          webhook.owner,
-          webhook.projectId,
-          webhook.url,
-          webhook.events,
-          enabled,
-          sameSecret,
-          sameSecret ? null : sealed(secrets, webhook.secret),
-          policies.retryMaxAttempts,
-          policies.autoDisable?.afterFailures ?? null,
-          policies.autoDisable?.minDurationSeconds ?? null,
-          generation,
-          specChanged,
-        ],
-      );
-      if (rows[0]) return rows[0];
-      continue; // deleted meanwhile: start over
-    }
-    const { rows } = await db.query<WebhookRow>(
-      `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted,
-                             retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds,
-                             owner_generation)
-       VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, $10)
-       ON CONFLICT (owner) DO NOTHING
-       RETURNING ${columns}`,
-      [
-        webhook.projectId,
-        webhook.url,
-        sealed(secrets, webhook.secret),
-        webhook.events,
-        webhook.enabled,
-        webhook.owner,
-        policies.retryMaxAttempts,
-        policies.autoDisable?.afterFailures ?? null,
-        policies.autoDisable?.minDurationSeconds ?? null,
-        generation,
-      ],
-    );
-    if (rows[0]) return rows[0];
-  }
-}
-
-/**
- * Stops new deliveries to the webhook of a Kubernetes Webhook resource whose configuration is broken
- * (its Secret or key gone, say): disabled until the next successful reconcile brings it back in line.
- * The stored secret stays, so deliveries queued before are still signed, never sent unsigned.
- */
-export async function pauseOwnedWebhook(db: Queryable, owner: string): Promise<WebhookRow | undefined> {
-  const { rows } = await db.query<WebhookRow>(
-    `WITH paused AS (
-       UPDATE webhooks SET enabled = false,
-                           updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
-        WHERE owner = $1 AND enabled
-        RETURNING ${columns})
-     SELECT * FROM paused
-     UNION ALL SELECT ${columns} FROM webhooks WHERE owner = $1 AND NOT EXISTS (SELECT 1 FROM paused)`,
-    [owner],
-  );
-  return rows[0];
-}
-
-/**
- * Removes the webhooks of Kubernetes Webhook resources that no longer exist ("namespace/name" not in
- * `owners`, the complete list from a successful full list): resources deleted while no operator ran,
- * or whose finalizer was removed by hand. Returns the ids that went.
- */
-export async function deleteWebhooksOfMissingOwners(db: Queryable, owners: string[]): Promise<number[]> {
-  const { rows } = await db.query<{ id: number }>(
-    "DELETE FROM webhooks WHERE owner IS NOT NULL AND NOT (owner = ANY($1::text[])) RETURNING id",
-    [owners],
-  );
-  return rows.map((row) => row.id);
-}
-
-/** Removes the webhook of a Webhook resource; returns its id, or undefined when there was none. */
-export async function deleteOwnedWebhook(db: Queryable, owner: string): Promise<number | undefined> {
-  const { rows } = await db.query<{ id: number }>("DELETE FROM webhooks WHERE owner = $1 RETURNING id", [
-    owner,
-  ]);
-  return rows[0]?.id;
 }
 
 /**

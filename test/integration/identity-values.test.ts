@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import { lockRollout } from "../../src/deployments/store.js";
 import { ensureNamespaceProject } from "../../src/projects/store.js";
-import { upsertOwnedWebhook } from "../../src/webhooks/store.js";
+import { upsertOwnedWebhook } from "../../src/webhooks/owned-store.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { testSecretBox } from "../support/secret-keys.js";
 

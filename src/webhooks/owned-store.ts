@@ -1,0 +1,145 @@
+import type { Queryable } from "../db/pool.js";
+import {
+  clearAutoDisableWhen,
+  columns,
+  type NewWebhook,
+  sealed,
+  type WebhookRow,
+  type WebhookSecrets,
+} from "./store.js";
+
+// The rows of Kubernetes Webhook resources (owner "namespace/name"), as the operator writes them.
+
+/**
+ * The webhook a Kubernetes Webhook resource (owner "namespace/name") declares, created or brought in
+ * line. Reconciles run often, so this writes only what changed:
+ * - not `INSERT … ON CONFLICT`: that draws an identity value on every call, and the ids users see
+ *   would jump (1 → 40 → 55). The INSERT runs only when no row is owned yet; of two racing first
+ *   reconciles one inserts and the other finds its row on the next pass;
+ * - the secret is compared in clear: sealing uses a fresh nonce, so a sealed secret never equals the
+ *   stored one, and comparing those would rewrite the row (and move updated_at) on every reconcile;
+ * - a webhook the service disabled itself (auto-disable) stays disabled until the resource's spec
+ *   changes (a new `generation`): reconciles that only refresh status must not switch it back on.
+ */
+export async function upsertOwnedWebhook(
+  db: Queryable,
+  secrets: WebhookSecrets,
+  webhook: NewWebhook & { owner: string; generation?: number | undefined },
+): Promise<WebhookRow> {
+  const policies = webhook.policies ?? { retryMaxAttempts: null, autoDisable: null };
+  const generation = webhook.generation ?? null;
+  for (;;) {
+    const found = await db.query<WebhookRow>(`SELECT ${columns} FROM webhooks WHERE owner = $1`, [
+      webhook.owner,
+    ]);
+    const existing = found.rows[0];
+    if (existing) {
+      const specChanged =
+        generation !== null && (existing.owner_generation === null || generation > existing.owner_generation);
+      const keepAutoDisabled = existing.disabled_reason !== null && !specChanged;
+      const enabled = keepAutoDisabled ? false : webhook.enabled;
+      const sameSecret = (existing.secret === null ? null : secrets.open(existing.secret)) === webhook.secret;
+      const unchanged =
+        sameSecret &&
+        !specChanged &&
+        existing.project_id === webhook.projectId &&
+        existing.url === webhook.url &&
+        existing.enabled === enabled &&
+        existing.events.join("\n") === webhook.events.join("\n") &&
+        existing.retry_max_attempts === policies.retryMaxAttempts &&
+        existing.auto_disable_after_failures === (policies.autoDisable?.afterFailures ?? null) &&
+        existing.auto_disable_min_seconds === (policies.autoDisable?.minDurationSeconds ?? null);
+      if (unchanged) return existing;
+      const { rows } = await db.query<WebhookRow>(
+        `UPDATE webhooks
+            SET project_id = $2, url = $3, events = $4,
+                -- Decided on the row as it is now: an auto-disable recorded since it was read stands.
+                enabled = CASE WHEN disabled_reason IS NOT NULL AND NOT $12 THEN false ELSE $5 END,
+                secret = CASE WHEN $6 THEN secret ELSE $7 END, secret_encrypted = true,
+                retry_max_attempts = $8, auto_disable_after_failures = $9, auto_disable_min_seconds = $10,
+                owner_generation = COALESCE($11, owner_generation),
+                ${clearAutoDisableWhen("$12 OR $9::int IS NULL")},
+                updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
+          WHERE owner = $1
+          RETURNING ${columns}`,
+        [
+          webhook.owner,
+          webhook.projectId,
+          webhook.url,
+          webhook.events,
+          enabled,
+          sameSecret,
+          sameSecret ? null : sealed(secrets, webhook.secret),
+          policies.retryMaxAttempts,
+          policies.autoDisable?.afterFailures ?? null,
+          policies.autoDisable?.minDurationSeconds ?? null,
+          generation,
+          specChanged,
+        ],
+      );
+      if (rows[0]) return rows[0];
+      continue; // deleted meanwhile: start over
+    }
+    const { rows } = await db.query<WebhookRow>(
+      `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted,
+                             retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds,
+                             owner_generation)
+       VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, $10)
+       ON CONFLICT (owner) DO NOTHING
+       RETURNING ${columns}`,
+      [
+        webhook.projectId,
+        webhook.url,
+        sealed(secrets, webhook.secret),
+        webhook.events,
+        webhook.enabled,
+        webhook.owner,
+        policies.retryMaxAttempts,
+        policies.autoDisable?.afterFailures ?? null,
+        policies.autoDisable?.minDurationSeconds ?? null,
+        generation,
+      ],
+    );
+    if (rows[0]) return rows[0];
+  }
+}
+
+/**
+ * Stops new deliveries to the webhook of a Kubernetes Webhook resource whose configuration is broken
+ * (its Secret or key gone, say): disabled until the next successful reconcile brings it back in line.
+ * The stored secret stays, so deliveries queued before are still signed, never sent unsigned.
+ */
+export async function pauseOwnedWebhook(db: Queryable, owner: string): Promise<WebhookRow | undefined> {
+  const { rows } = await db.query<WebhookRow>(
+    `WITH paused AS (
+       UPDATE webhooks SET enabled = false,
+                           updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
+        WHERE owner = $1 AND enabled
+        RETURNING ${columns})
+     SELECT * FROM paused
+     UNION ALL SELECT ${columns} FROM webhooks WHERE owner = $1 AND NOT EXISTS (SELECT 1 FROM paused)`,
+    [owner],
+  );
+  return rows[0];
+}
+
+/**
+ * Removes the webhooks of Kubernetes Webhook resources that no longer exist ("namespace/name" not in
+ * `owners`, the complete list from a successful full list): resources deleted while no operator ran,
+ * or whose finalizer was removed by hand. Returns the ids that went.
+ */
+export async function deleteWebhooksOfMissingOwners(db: Queryable, owners: string[]): Promise<number[]> {
+  const { rows } = await db.query<{ id: number }>(
+    "DELETE FROM webhooks WHERE owner IS NOT NULL AND NOT (owner = ANY($1::text[])) RETURNING id",
+    [owners],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** Removes the webhook of a Webhook resource; returns its id, or undefined when there was none. */
+export async function deleteOwnedWebhook(db: Queryable, owner: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ id: number }>("DELETE FROM webhooks WHERE owner = $1 RETURNING id", [
+    owner,
+  ]);
+  return rows[0]?.id;
+}
