@@ -1,14 +1,14 @@
-import { loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/app/config.js";
+import { startService } from "../src/app/service.js";
 import { createPool, withTransaction } from "../src/db/pool.js";
 import { emitEvents } from "../src/delivery-engine/emit.js";
 import { createLogger } from "../src/logger.js";
-import { startService } from "../src/service.js";
 import { wallClockMs } from "./clock.js";
 import type { BenchDatabase } from "./database.js";
 import type { DeliverySystem } from "./driver.js";
 import { benchServiceEnv, createProjectWithWebhooks } from "./fixtures.js";
 
-/** The engine settings the benchmark runs with (environment variable names of src/config.ts). */
+/** The engine settings the benchmark runs with (environment variable names of src/app/config.ts). */
 export interface EngineSettings {
   DELIVERY_CONCURRENCY: string;
   DELIVERY_PER_WEBHOOK_CONCURRENCY: string;

@@ -5,11 +5,11 @@
 // embedded Postgres). Writing the history takes a few minutes and about 6 GB of disk (freed at the end).
 // Exits 0 whether or not the targets are met; non-zero when something crashed.
 import { cpus } from "node:os";
-import { loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/app/config.js";
+import { startService } from "../src/app/service.js";
 import { createPool } from "../src/db/pool.js";
 import { createLogger } from "../src/logger.js";
 import { defaultRetentionTuning, startRetentionSweeper } from "../src/retention/sweeper.js";
-import { startService } from "../src/service.js";
 import { type BenchDatabase, startBenchServer } from "./database.js";
 import { type DeliverySystem, runPaced, runThroughput } from "./driver.js";
 import { startEngineSystem } from "./engine-system.js";

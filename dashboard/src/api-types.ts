@@ -2,13 +2,13 @@
 // validate the API and generate its OpenAPI document: a field renamed on the server fails this
 // package's typecheck instead of breaking in the browser.
 import type { z } from "zod";
+import type { ServiceInfo as ServiceInfoOf } from "../../src/app/service-info.js";
 import type {
   deliverySchema,
   deliveryStatsSchema,
   recoverResultSchema,
   retryResultSchema,
 } from "../../src/deliveries/schemas.js";
-import type { ServiceInfo as ServiceInfoOf } from "../../src/http/service-info.js";
 import type { projectListSchema } from "../../src/projects/schemas.js";
 import type {
   createWebhookBody,

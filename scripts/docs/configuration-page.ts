@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { configSchema } from "../../src/config.js";
+import { configSchema } from "../../src/app/config.js";
 
 // docs/configuration.md is this function's output: the settings, their defaults and what they accept
 // come from the schema that parses them, so the page cannot describe a setting the code lacks.
@@ -27,7 +27,7 @@ function describeSetting(name: string, field: z.ZodType): Setting {
         .join(", ");
     current = (def.innerType ?? def.in) as z.ZodType | undefined;
   }
-  if (setting.description === "") throw new Error(`${name} has no description in src/config.ts`);
+  if (setting.description === "") throw new Error(`${name} has no description in src/app/config.ts`);
   return setting;
 }
 
@@ -44,7 +44,7 @@ export function renderConfigurationPage(): string {
   );
   return `# Configuration
 
-<!-- Written by \`npm run docs:config\` from the schema in src/config.ts; edit the descriptions there. -->
+<!-- Written by \`npm run docs:config\` from the schema in src/app/config.ts; edit the descriptions there. -->
 
 Every setting is an environment variable, read once at start-up. A value that is blank counts as
 unset. A bad value stops the process before it does anything, with one line per problem naming the

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Command } from "commander";
-import { ConfigError, loadConfig } from "../config.js";
+import { ConfigError, loadConfig } from "../app/config.js";
 
 /**
  * `webhook-operator secrets reencrypt`: seals every webhook secret with the newest key of

@@ -1,5 +1,5 @@
-import { ConfigError, loadConfig } from "../config.js";
-import type { RunningService } from "../service.js";
+import { ConfigError, loadConfig } from "../app/config.js";
+import type { RunningService } from "../app/service.js";
 
 /** `webhook-operator serve`: runs until SIGTERM/SIGINT, then shuts down in order. */
 export async function serve(options: { kubernetes?: boolean } = {}): Promise<void> {
@@ -29,7 +29,7 @@ export async function serve(options: { kubernetes?: boolean } = {}): Promise<voi
     // Loaded here, not at the top: the client commands start without the whole server behind them.
     const [{ createLogger }, { startService }] = await Promise.all([
       import("../logger.js"),
-      import("../service.js"),
+      import("../app/service.js"),
     ]);
     const config = loadConfig();
     service = await startService(config, createLogger(config.logLevel, config.logFormat));

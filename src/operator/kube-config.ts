@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { KubernetesMode } from "../config.js";
+import type { KubernetesMode } from "../app/config.js";
 
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 

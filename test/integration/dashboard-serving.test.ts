@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findDashboardDir } from "../../src/dashboard/static.js";
+import { findDashboardDir } from "../../src/app/dashboard.js";
 import { assertBuilt } from "../support/cli.js";
 import { startTestService, type TestService } from "../support/service.js";
 

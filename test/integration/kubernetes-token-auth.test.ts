@@ -1,8 +1,8 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { type RunningService, startService } from "../../src/service.js";
+import { loadConfig } from "../../src/app/config.js";
+import { type RunningService, startService } from "../../src/app/service.js";
 import { assertBuilt, runCli } from "../support/cli.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 

@@ -1,8 +1,8 @@
 import express from "express";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { registerMetricsEndpoint } from "../../src/app/metrics-endpoint.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
-import { registerMetricsEndpoint } from "../../src/http/metrics-endpoint.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
-import { type Config, loadConfig } from "../../src/config.js";
+import { type Config, loadConfig } from "../../src/app/config.js";
 import { chartDir } from "./monitoring-files.js";
 import { type RunResult, run, type Tool } from "./tools.js";
 

@@ -1,10 +1,10 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/app/config.js";
+import { startService } from "../../src/app/service.js";
 import type { Pool } from "../../src/db/pool.js";
 import type { DeliveryEngine } from "../../src/delivery-engine/engine.js";
 import { createLogger } from "../../src/logger.js";
 import type { RunningOperator } from "../../src/operator/operator.js";
-import { startService } from "../../src/service.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import { testSecretKey } from "./secret-keys.js";
 

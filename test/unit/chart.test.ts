@@ -32,9 +32,9 @@ function render(set: Record<string, string> = {}, values: string[] = []): KubeOb
   return renderChart(helm.path as string, { set, values });
 }
 
-/** Every environment variable src/config.ts reads. */
+/** Every environment variable src/app/config.ts reads. */
 function configVariables(): string[] {
-  const source = readFileSync(path.join(repoRoot, "src/config.ts"), "utf8");
+  const source = readFileSync(path.join(repoRoot, "src/app/config.ts"), "utf8");
   const schema = source.slice(source.indexOf("const configSchema"), source.indexOf("export type Env"));
   return [...schema.matchAll(/^\s{2}([A-Z][A-Z0-9_]+):/gm)].map((match) => match[1] ?? "");
 }
@@ -139,7 +139,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       expect(environmentOf(container).HOME).toBe("/tmp");
     });
 
-    it("sets every environment variable of src/config.ts that applies in a cluster, and they parse", () => {
+    it("sets every environment variable of src/app/config.ts that applies in a cluster, and they parse", () => {
       const { container } = rendered();
       const env = environmentOf(container);
       // HOST keeps its default (all interfaces); the embedded Postgres settings do not apply (the chart

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { renderConfigurationPage } from "../../scripts/docs/configuration-page.js";
-import { configSchema } from "../../src/config.js";
+import { configSchema } from "../../src/app/config.js";
 import { repoRoot } from "../support/tools.js";
 
 it("docs/configuration.md is what the configuration schema renders (run `npm run docs:config`)", () => {

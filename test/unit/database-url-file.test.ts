@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.js";
+import { ConfigError, loadConfig } from "../../src/app/config.js";
 
 // DATABASE_URL_FILE: the URL with its password from a mounted file (the chart's Secret), not the
 // environment. Every failure names the setting and the file and never shows what the file holds.

@@ -1,23 +1,27 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { bootstrapApiKey } from "./api-keys/bootstrap.js";
+import { bootstrapApiKey } from "../api-keys/bootstrap.js";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "../db/embedded.js";
+import { migrate } from "../db/migrate.js";
+import { createPool, type Pool } from "../db/pool.js";
+import { destinationPolicyOf } from "../delivery-engine/destination-policy.js";
+import { createDeliveryEngine, type DeliveryEngine } from "../delivery-engine/engine.js";
+import type { Logger } from "../logger.js";
+import { loadKubeConfig, operatorNamespace } from "../operator/kube-config.js";
+import type { RunningOperator } from "../operator/operator.js";
+import {
+  defaultRetentionTuning,
+  type RetentionSweeper,
+  startRetentionSweeper,
+} from "../retention/sweeper.js";
+import { loadSecretBox } from "../secrets/keys.js";
+import { reencryptSecrets } from "../secrets/reencrypt.js";
+import { version } from "../version.js";
+import { autoDisablePolicy } from "../webhooks/auto-disable.js";
 import type { Config } from "./config.js";
-import { findDashboardDir } from "./dashboard/static.js";
-import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.js";
-import { migrate } from "./db/migrate.js";
-import { createPool, type Pool } from "./db/pool.js";
-import { destinationPolicyOf } from "./delivery-engine/destination-policy.js";
-import { createDeliveryEngine, type DeliveryEngine } from "./delivery-engine/engine.js";
-import { createApp } from "./http/app.js";
-import type { Logger } from "./logger.js";
-import { loadKubeConfig, operatorNamespace } from "./operator/kube-config.js";
-import type { RunningOperator } from "./operator/operator.js";
-import { defaultRetentionTuning, type RetentionSweeper, startRetentionSweeper } from "./retention/sweeper.js";
-import { loadSecretBox } from "./secrets/keys.js";
-import { reencryptSecrets } from "./secrets/reencrypt.js";
-import { version } from "./version.js";
-import { autoDisablePolicy } from "./webhooks/auto-disable.js";
+import { findDashboardDir } from "./dashboard.js";
+import { createApp } from "./http-app.js";
 
 export interface RunningService {
   url: string;
@@ -110,7 +114,7 @@ export async function startService(
     "kubeConfig" in options ? options.kubeConfig : await loadKubeConfig(config.kubernetes.mode);
   // The controllers (and client-node behind them) are loaded only where a cluster is.
   const operator = kubeConfig
-    ? (await import("./operator/operator.js")).startOperator({
+    ? (await import("../operator/operator.js")).startOperator({
         kubeConfig,
         pool,
         destinationPolicy: destinationPolicyOf(config.delivery),
@@ -129,7 +133,7 @@ export async function startService(
   const tokenReviewer =
     kubeConfig && config.tokenAuth.enabled
       ? // Loaded only with a cluster, like the operator (client-node is most of an idle replica's memory).
-        (await import("./kube-auth/reviewer.js")).createKubernetesTokenReviewer(
+        (await import("../kube-auth/reviewer.js")).createKubernetesTokenReviewer(
           kubeConfig,
           config.tokenAuth,
           logger,

@@ -9,11 +9,11 @@ import type { Logger } from "../logger.js";
 // the API's own process and origin, so it needs no CORS and no second Service.
 
 /**
- * The build output beside the compiled server (dist/src/dashboard → dist/dashboard), or, running from
+ * The build output beside the compiled server (dist/src/app → dist/dashboard), or, running from
  * source (tsx, tests), the repository's dist/dashboard: never the Vite source folder dashboard/.
  */
 const here = path.dirname(fileURLToPath(import.meta.url));
-const builtDir = here.endsWith(path.join("dist", "src", "dashboard"))
+const builtDir = here.endsWith(path.join("dist", "src", "app"))
   ? path.resolve(here, "../../dashboard")
   : path.resolve(here, "../../dist/dashboard");
 

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { z } from "./openapi.js";
-import { addRoute } from "./route.js";
+import { z } from "../http/openapi.js";
+import { addRoute } from "../http/route.js";
 
 export const serviceInfoSchema = z
   .object({

@@ -1,8 +1,6 @@
 import express, { type Express, type RequestHandler, Router } from "express";
 import { authenticate } from "../api-keys/auth.js";
 import { registerApiKeyRoutes } from "../api-keys/routes.js";
-import { defaultRetryDelaysMs } from "../config.js";
-import { dashboardRoutes } from "../dashboard/static.js";
 import type { Pool } from "../db/pool.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
 import { registerDeliveryStatsRoutes } from "../deliveries/stats-routes.js";
@@ -11,17 +9,19 @@ import type { DestinationPolicy } from "../delivery-engine/destination-policy.js
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { registerDeploymentRoutes } from "../deployments/routes.js";
 import { NotFoundError } from "../errors.js";
+import { errorHandler } from "../http/error-handler.js";
+import { createRegistry, generateOpenApiDocument } from "../http/openapi.js";
+import { refuseOtherMethods } from "../http/route.js";
 import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
 import type { Logger } from "../logger.js";
 import { registerProjectRoutes } from "../projects/routes.js";
 import { version } from "../version.js";
 import { registerWebhookRoutes } from "../webhooks/routes.js";
 import type { WebhookSecrets } from "../webhooks/store.js";
-import { errorHandler } from "./error-handler.js";
+import { defaultRetryDelaysMs } from "./config.js";
+import { dashboardRoutes } from "./dashboard.js";
 import { registerHealthRoutes } from "./health.js";
 import { registerMetricsEndpoint } from "./metrics-endpoint.js";
-import { createRegistry, generateOpenApiDocument } from "./openapi.js";
-import { refuseOtherMethods } from "./route.js";
 import { registerServiceInfoRoute } from "./service-info.js";
 
 export const requestBodyLimit = "64kb";

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { readDatabaseUrlFile } from "./db/database-url-file.js";
-import { parseAllowList } from "./delivery-engine/destination-policy.js";
-import type { DeliverySettings } from "./delivery-engine/engine.js";
-import { longestSendMs } from "./delivery-engine/timing.js";
-import type { TokenAuthSettings } from "./kube-auth/reviewer.js";
-import type { LogFormat } from "./logger.js";
-import type { OperatorConfig } from "./operator/operator.js";
-import type { SecretKeysConfig } from "./secrets/keys.js";
+import { readDatabaseUrlFile } from "../db/database-url-file.js";
+import { parseAllowList } from "../delivery-engine/destination-policy.js";
+import type { DeliverySettings } from "../delivery-engine/engine.js";
+import { longestSendMs } from "../delivery-engine/timing.js";
+import type { TokenAuthSettings } from "../kube-auth/reviewer.js";
+import type { LogFormat } from "../logger.js";
+import type { OperatorConfig } from "../operator/operator.js";
+import type { SecretKeysConfig } from "../secrets/keys.js";
 
 // Every setting the process reads, parsed once at start-up. Each service receives only the part it
 // needs. Names are the environment variables of docs/configuration.md, generated from this schema.
