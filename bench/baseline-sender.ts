@@ -1,4 +1,5 @@
 import { type AxiosInstance, isAxiosError } from "axios";
+import { deliveryHeaders } from "../src/delivery-engine/delivery-headers.js";
 import {
   connectionFailedMessage,
   type DeliveryOutcome,
@@ -6,9 +7,17 @@ import {
   signPayload,
   timeoutMessage,
 } from "../src/delivery-engine/sender.js";
-import type { DeliveryJob } from "./baseline-system.js";
 
 const responseBodyLimit = 4_096;
+
+/** One delivery as a pg-boss job carries it (baseline-system.ts). */
+export interface DeliveryJob {
+  deliveryId: number;
+  url: string;
+  secret: string | null;
+  eventType: string;
+  body: string;
+}
 
 /** POSTs one delivery with axios: the engine's headers and signature, the engine's outcome shape. */
 export async function postWithAxios(
@@ -17,14 +26,14 @@ export async function postWithAxios(
 ): Promise<DeliveryOutcome & { deliveredAt: Date }> {
   const started = performance.now();
   const timestamp = String(Math.floor(Date.now() / 1000));
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    "user-agent": "webhook-operator",
-    "x-webhook-event": job.eventType,
-    "x-webhook-delivery": String(job.deliveryId),
-    "x-webhook-timestamp": timestamp,
-  };
-  if (job.secret !== null) headers["x-webhook-signature"] = signPayload(job.secret, timestamp, job.body);
+  const signature = job.secret === null ? null : signPayload(job.secret, timestamp, job.body);
+  const headers = deliveryHeaders({
+    eventType: job.eventType,
+    deliveryId: job.deliveryId,
+    timestamp,
+    signature,
+  });
+  headers["User-Agent"] = "webhook-operator";
   const finish = (
     statusCode: number,
     responseBody: string,
@@ -38,7 +47,7 @@ export async function postWithAxios(
     failure,
     durationMs: Math.round(performance.now() - started),
     requestTimestamp: Number(timestamp),
-    signature: headers["x-webhook-signature"] ?? null,
+    signature,
     deliveredAt: new Date(),
   });
   try {

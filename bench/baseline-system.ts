@@ -8,7 +8,7 @@ import { PgBoss } from "pg-boss";
 import { createPool, withTransaction } from "../src/db/pool.js";
 import { createEnvelope } from "../src/delivery-engine/envelope.js";
 import type { DeliveryOutcome } from "../src/delivery-engine/sender.js";
-import { postWithAxios } from "./baseline-sender.js";
+import { type DeliveryJob, postWithAxios } from "./baseline-sender.js";
 import { wallClockMs } from "./clock.js";
 import type { BenchDatabase } from "./database.js";
 import type { DeliverySystem } from "./driver.js";
@@ -20,14 +20,6 @@ export interface BaselineSettings {
   /** pg-boss workers on the queue; batchSize × workers = concurrent POSTs. */
   workers: number;
   poolSize: number;
-}
-
-export interface DeliveryJob {
-  deliveryId: number;
-  url: string;
-  secret: string | null;
-  eventType: string;
-  body: string;
 }
 
 const queue = "webhook-deliveries";

@@ -2,6 +2,7 @@
 // engine's concurrency), with no database at all. Latency is request start → arrival at the receiver.
 import { Agent, request } from "undici";
 import { exampleDeploymentPayload } from "../src/deliveries/test-event.js";
+import { deliveryHeaders } from "../src/delivery-engine/delivery-headers.js";
 import { createEnvelope } from "../src/delivery-engine/envelope.js";
 import { signPayload } from "../src/delivery-engine/sender.js";
 import type { ProjectRow } from "../src/projects/store.js";
@@ -47,12 +48,13 @@ async function postAll(
         dispatcher: agent,
         body,
         headers: {
-          "content-type": "application/json",
-          "user-agent": "webhook-operator",
-          "x-webhook-event": benchEventType,
-          "x-webhook-delivery": String(index + 1),
-          "x-webhook-timestamp": timestamp,
-          "x-webhook-signature": signPayload(benchSecret, timestamp, body),
+          ...deliveryHeaders({
+            eventType: benchEventType,
+            deliveryId: index + 1,
+            timestamp,
+            signature: signPayload(benchSecret, timestamp, body),
+          }),
+          "User-Agent": "webhook-operator",
         },
       });
       await response.body.text();

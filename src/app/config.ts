@@ -5,6 +5,7 @@ import type { DeliverySettings } from "../delivery-engine/engine.js";
 import { longestSendMs } from "../delivery-engine/timing.js";
 import type { TokenAuthSettings } from "../kube-auth/reviewer.js";
 import type { LogFormat } from "../logger.js";
+import type { KubernetesMode } from "../operator/kube-config.js";
 import type { OperatorConfig } from "../operator/operator.js";
 import type { SecretKeysConfig } from "../secrets/keys.js";
 
@@ -314,9 +315,6 @@ function databaseUrlOf(value: string | undefined, file: string | undefined): str
   }
   return url;
 }
-
-/** auto: in a cluster (service account) or with a kubeconfig; false: API and workers only. */
-export type KubernetesMode = "auto" | "true" | "false";
 
 /** Parses the environment; throws ConfigError naming every bad variable. Blank values count as unset. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

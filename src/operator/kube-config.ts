@@ -2,7 +2,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { KubernetesMode } from "../app/config.js";
+
+/** KUBERNETES: auto: in a cluster (service account) or with a kubeconfig; false: API and workers only. */
+export type KubernetesMode = "auto" | "true" | "false";
 
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
