@@ -3,10 +3,14 @@ import type { Pool } from "../../db/pool.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
+import { type Controller, type ControllerManager, objectKey, queueSettings } from "../manager.js";
 import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
-import { recordRollout } from "../rollouts/record-rollout.js";
+import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
+import { replicaSetCreatedAt } from "../rollouts/rollout-times.js";
 import type { Routing } from "../rollouts/rollout-url.js";
-import type { ReconcileResult } from "../work-queue.js";
+import { routingCaches } from "../rollouts/routing-caches.js";
+import { type ReconcileResult, WorkQueue } from "../work-queue.js";
+import type { NamespaceController } from "./namespace-controller.js";
 
 export interface RolloutControllerDeps {
   pool: Pool;
@@ -73,4 +77,94 @@ export async function reconcileDeployment(
     metrics.reconcileDuration.observe({ controller: "rollout" }, (performance.now() - started) / 1000);
   }
   return undefined;
+}
+
+/**
+ * The rollout controller's watches, beside its reconcile (flux's SetupWithManager): Deployments, what
+ * routes to their pods (for rollout URLs), and namespace changes. A Deployment deleted cancels its
+ * unfinished rollouts; so does one missing from a complete list (deleted while no leader ran).
+ */
+export function setupRolloutController(
+  manager: ControllerManager,
+  deps: { namespaces: NamespaceController },
+): Controller {
+  const { pool, apps, logger } = manager;
+  const deployments = manager.informer<V1Deployment>("deployments", "/apis/apps/v1/deployments", async () => {
+    const list = await apps.listDeploymentForAllNamespaces();
+    await cancelRolloutsOfMissingDeployments(list.items);
+    return list;
+  });
+  // What routes to a Deployment's pods, for the URL of rollouts without a url annotation.
+  const routing = routingCaches({
+    informer: manager.informer,
+    core: manager.core,
+    networking: manager.networking,
+    customObjects: manager.customObjects,
+    relistIntervalMs: manager.config.relistIntervalMs,
+    logger,
+  });
+
+  async function cancelRolloutsOfMissingDeployments(present: V1Deployment[]) {
+    const uids = present.flatMap((d) => (d.metadata?.uid ? [d.metadata.uid] : []));
+    const cancelled = await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: uids }).catch(
+      (error: unknown) => {
+        logger.warn(
+          { err: error },
+          "cancelling rollouts of deleted Deployments failed; next re-list retries",
+        );
+        return 0;
+      },
+    );
+    if (cancelled > 0)
+      logger.info({ cancelled }, "cancelled rollouts of Deployments deleted while no leader ran");
+  }
+
+  const recorded = new Map<string, string>();
+  const queue = new WorkQueue(
+    (key) =>
+      reconcileDeployment(
+        {
+          pool,
+          getDeployment: (ns, name) => deployments.informer.get(name, ns),
+          isSelected: (ns) => deps.namespaces.selection.isSelected(ns),
+          projectFor: deps.namespaces.projectFor,
+          rolloutStartedAt: (deployment) => replicaSetCreatedAt(apps, deployment),
+          routing: routing.routing,
+          logger,
+          recorded,
+        },
+        key,
+      ),
+    { ...queueSettings, logger },
+  );
+  const enqueue = (deployment: V1Deployment) => queue.add(objectKey(deployment));
+  deps.namespaces.onChange((namespace) => {
+    for (const deployment of deployments.informer.list(namespace)) enqueue(deployment);
+  });
+  deployments.informer.on("add", enqueue);
+  deployments.informer.on("update", enqueue);
+  deployments.informer.on("delete", (deployment) => {
+    const uid = deployment.metadata?.uid;
+    if (!uid) return;
+    recorded.delete(uid);
+    cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid }).catch((error: unknown) =>
+      logger.error(
+        { err: error, deployment: objectKey(deployment) },
+        "cancelling rollouts of a deleted Deployment failed",
+      ),
+    );
+  });
+
+  return {
+    async start() {
+      // Routing first: reconciles read rollout URLs from its caches.
+      await routing.start();
+      await deployments.start();
+    },
+    async stop() {
+      await Promise.all([deployments.stop(), routing.stop()]);
+      await queue.stop();
+    },
+    idle: () => queue.idle(),
+  };
 }

@@ -1,4 +1,4 @@
-import type { V1Secret } from "@kubernetes/client-node";
+import type { KubernetesListObject, KubernetesObject, V1Secret } from "@kubernetes/client-node";
 import type { Pool } from "../../db/pool.js";
 import { findLastDelivery } from "../../deliveries/store.js";
 import type { DestinationPolicy } from "../../delivery-engine/destination-policy.js";
@@ -8,14 +8,26 @@ import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { destinationRefusal } from "../../webhooks/destination-check.js";
 import { pauseOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/owned-store.js";
-import { removeOwnedWebhook } from "../../webhooks/service.js";
+import { removeOwnedWebhook, removeWebhooksOfMissingOwners } from "../../webhooks/service.js";
 import type { WebhookSecrets } from "../../webhooks/store.js";
-import { findCondition, setCondition } from "../api/conditions.js";
+import { setCondition } from "../api/conditions.js";
 import { validateWebhookSpec } from "../api/validate-spec.js";
-import { finalizer, type WebhookResource, type WebhookStatus } from "../api/webhook-v1alpha1.js";
+import {
+  finalizer,
+  group,
+  plural,
+  version,
+  type WebhookResource,
+  type WebhookStatus,
+} from "../api/webhook-v1alpha1.js";
+import { listenForDisabledWebhooks } from "../disabled-webhooks.js";
 import type { KubeGateway } from "../kube-gateway.js";
+import { type Controller, type ControllerManager, objectKey, queueSettings } from "../manager.js";
 import type { NamespaceProjects } from "../namespace-projects.js";
-import type { ReconcileResult } from "../work-queue.js";
+import { referencedSecrets } from "../referenced-secrets.js";
+import { type ReconcileResult, WorkQueue } from "../work-queue.js";
+import type { NamespaceController } from "./namespace-controller.js";
+import { publishStatus } from "./webhook-status.js";
 
 export interface WebhookControllerDeps {
   pool: Pool;
@@ -192,26 +204,116 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
   }
 }
 
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner && typeof inner === "object" && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => a.localeCompare(b)))
-      : inner,
+/**
+ * The Webhook controller's watches, beside its reconcile (flux's SetupWithManager): Webhook resources,
+ * the Secrets they reference, namespace changes, a periodic refresh of every status (it carries the last
+ * delivery) and, at once, the webhooks a delivery worker disabled automatically.
+ */
+export function setupWebhookController(
+  manager: ControllerManager,
+  deps: { namespaces: NamespaceController } & Pick<WebhookControllerDeps, "secrets" | "destinationPolicy">,
+): Controller {
+  const { pool, customObjects, logger } = manager;
+  // Custom objects arrive as plain JSON (timestamps stay strings), hence the WebhookResource casts.
+  const webhooks = manager.informer<KubernetesObject>(
+    "webhooks",
+    `/apis/${group}/${version}/${plural}`,
+    async () => {
+      const list: KubernetesListObject<KubernetesObject> = await customObjects.listClusterCustomObject({
+        group,
+        version,
+        plural,
+      });
+      await removeWebhooksOfDeletedResources(list.items as unknown as WebhookResource[]);
+      return list;
+    },
   );
-}
+  const webhookResources = (namespace?: string) =>
+    webhooks.informer.list(namespace) as unknown as WebhookResource[];
 
-async function publishStatus(deps: WebhookControllerDeps, resource: WebhookResource, status: WebhookStatus) {
-  const before = findCondition(resource.status?.conditions, "Ready");
-  const after = findCondition(status.conditions, "Ready");
-  // Writing an unchanged status would only wake every watcher; compare independent of key order.
-  if (canonicalJson(resource.status ?? {}) !== canonicalJson(status))
-    await deps.kube.patchWebhookStatus(resource, status);
-  // No Event in a namespace being deleted: Kubernetes refuses to create it (403), and nobody will read it.
-  const terminating = deps.namespaces.isTerminating(resource.metadata.namespace);
-  if (after && !terminating && (before?.status !== after.status || before?.reason !== after.reason)) {
-    const type = after.status === "True" ? "Normal" : "Warning";
-    await deps.kube.recordEvent(resource, type, after.reason, after.message).catch((error: unknown) => {
-      deps.logger.warn({ err: error }, "recording a Kubernetes Event failed");
-    });
+  // Resources deleted while no leader ran, or whose finalizer was removed by hand: after a complete list.
+  async function removeWebhooksOfDeletedResources(resources: WebhookResource[]) {
+    const removed = await removeWebhooksOfMissingOwners(pool, resources.map(ownerOf)).catch(
+      (error: unknown) => {
+        logger.warn(
+          { err: error },
+          "removing webhooks of deleted Webhook resources failed; next re-list retries",
+        );
+        return 0;
+      },
+    );
+    if (removed > 0)
+      logger.info({ removed }, "removed the webhooks of Webhook resources that no longer exist");
   }
+
+  // Declared before the queue that reads it; its onChange only runs once the queue exists.
+  const secrets = referencedSecrets({
+    kubeConfig: manager.kubeConfig,
+    core: manager.core,
+    onChange: (_namespace, _name, users) => {
+      for (const user of users) queue.add(user);
+    },
+    logger,
+  });
+  const queue = new WorkQueue(
+    (key) =>
+      reconcileWebhook(
+        {
+          pool,
+          secrets: deps.secrets,
+          destinationPolicy: deps.destinationPolicy,
+          kube: manager.kube,
+          getWebhook: (ns, name) => webhooks.informer.get(name, ns) as unknown as WebhookResource | undefined,
+          readSecret: (webhook, ns, name) => secrets.read(webhook, ns, name),
+          releaseSecret: (webhook) => secrets.release(webhook),
+          namespaces: deps.namespaces.selection,
+          projectFor: deps.namespaces.projectFor,
+          logger,
+        },
+        key,
+      ),
+    { ...queueSettings, logger },
+  );
+  const enqueue = (resource: { metadata?: { namespace?: string; name?: string } }) =>
+    queue.add(objectKey(resource));
+  deps.namespaces.onChange((namespace) => {
+    for (const resource of webhookResources(namespace)) enqueue(resource);
+  });
+  webhooks.informer.on("add", enqueue);
+  webhooks.informer.on("update", enqueue);
+  webhooks.informer.on("delete", (resource) => {
+    // Normally the finalizer has removed the row already; this covers a finalizer removed by hand.
+    void removeOwnedWebhook(pool, ownerOf(resource as unknown as WebhookResource)).catch(() => {});
+  });
+
+  let resync: NodeJS.Timeout | undefined;
+  let disabledListener: { stop(): Promise<void> } | undefined;
+  return {
+    async start() {
+      await webhooks.start();
+      resync = setInterval(() => {
+        for (const resource of webhookResources()) enqueue(resource);
+      }, manager.config.webhookResyncIntervalMs);
+      resync.unref();
+      // A webhook disabled automatically: its resource's status and Event now, not at the next resync.
+      disabledListener = listenForDisabledWebhooks(
+        pool,
+        (ids) => {
+          for (const resource of webhookResources()) {
+            const webhookId = resource.status?.webhookId;
+            if (webhookId !== undefined && ids.includes(webhookId)) enqueue(resource);
+          }
+        },
+        logger,
+      );
+    },
+    async stop() {
+      clearInterval(resync);
+      await disabledListener?.stop();
+      await webhooks.stop();
+      secrets.stop();
+      await queue.stop();
+    },
+    idle: () => queue.idle(),
+  };
 }

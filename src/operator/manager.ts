@@ -1,0 +1,69 @@
+import type {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesListObject,
+  KubernetesObject,
+  NetworkingV1Api,
+} from "@kubernetes/client-node";
+import type { Pool } from "../db/pool.js";
+import type { Logger } from "../logger.js";
+import { type ResilientInformer, resilientInformer } from "./informer.js";
+import type { KubeGateway } from "./kube-gateway.js";
+import type { OperatorConfig } from "./operator.js";
+
+/**
+ * What every controller is set up with while this replica leads (flux's Manager): the clients, the
+ * database, the settings, and a way to make informers that re-list and restart alike.
+ */
+export interface ControllerManager {
+  pool: Pool;
+  kubeConfig: KubeConfig;
+  core: CoreV1Api;
+  apps: AppsV1Api;
+  customObjects: CustomObjectsApi;
+  networking: NetworkingV1Api;
+  kube: KubeGateway;
+  config: OperatorConfig;
+  logger: Logger;
+  /**
+   * An informer on `path`, filled by `list`. A list function is where a controller learns that it holds
+   * a complete list: ListWatch.start() resolves even when its list failed, and an empty cache must never
+   * read as "everything was deleted".
+   */
+  informer<T extends KubernetesObject>(
+    resource: string,
+    path: string,
+    list: () => Promise<KubernetesListObject<T>>,
+  ): ResilientInformer<T>;
+}
+
+/** A controller as the operator runs it: its watches started, stopped, and its queue drained (tests). */
+export interface Controller {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  idle(): Promise<void>;
+}
+
+export function controllerManager(parts: Omit<ControllerManager, "informer">): ControllerManager {
+  return {
+    ...parts,
+    informer: (resource, path, list) =>
+      resilientInformer({
+        kubeConfig: parts.kubeConfig,
+        path,
+        list,
+        resource,
+        relistIntervalMs: parts.config.relistIntervalMs,
+        logger: parts.logger,
+      }),
+  };
+}
+
+/** A work queue's key for an object: "namespace/name". */
+export const objectKey = (object: { metadata?: { namespace?: string; name?: string } }) =>
+  `${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`;
+
+/** Settings of every controller's work queue. */
+export const queueSettings = { concurrency: 8, baseDelayMs: 500, maxDelayMs: 60_000 };
