@@ -6,7 +6,7 @@ import { longestSendMs } from "../delivery-engine/timing.js";
 import type { TokenAuthSettings } from "../kube-auth/reviewer.js";
 import type { LogFormat } from "../logger.js";
 import type { KubernetesMode } from "../operator/kube-config.js";
-import type { OperatorConfig } from "../operator/operator.js";
+import type { OperatorConfig } from "../operator/manager.js";
 import type { SecretKeysConfig } from "../secrets/keys.js";
 
 // Every setting the process reads, parsed once at start-up. Each service receives only the part it

@@ -11,7 +11,18 @@ import type { Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import { type ResilientInformer, resilientInformer } from "./informer.js";
 import type { KubeGateway } from "./kube-gateway.js";
-import type { OperatorConfig } from "./operator.js";
+
+/** The operator's settings (app/config.ts: leader election, namespaces, re-lists, status resync). */
+export interface OperatorConfig {
+  namespaceSelector: string;
+  leaseNamespace: string;
+  leaseName: string;
+  identity: string | undefined;
+  leaseDurationMs: number;
+  leaderRetryPeriodMs: number;
+  relistIntervalMs: number;
+  webhookResyncIntervalMs: number;
+}
 
 /**
  * What every controller is set up with while this replica leads (flux's Manager): the clients, the

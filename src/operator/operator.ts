@@ -19,18 +19,7 @@ import { setupWebhookController } from "./controllers/webhook-controller.js";
 import { shareConnections } from "./kube-connections.js";
 import { kubeGateway } from "./kube-gateway.js";
 import { LeaderElector } from "./leader-election.js";
-import { type Controller, controllerManager } from "./manager.js";
-
-export interface OperatorConfig {
-  namespaceSelector: string;
-  leaseNamespace: string;
-  leaseName: string;
-  identity: string | undefined;
-  leaseDurationMs: number;
-  leaderRetryPeriodMs: number;
-  relistIntervalMs: number;
-  webhookResyncIntervalMs: number;
-}
+import { type Controller, controllerManager, type OperatorConfig } from "./manager.js";
 
 export interface RunningOperator {
   isLeader(): boolean;
