@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { signIn } from "../support/browser.js";
-import { createProject, createWebhook, markManagedByResource } from "../support/dashboard-data.js";
+import { markManagedByResource } from "../support/dashboard-data.js";
 import { type DashboardWorld, startDashboardWorld } from "../support/dashboard-session.js";
 
 // Who sees what: the key's storage, a wrong key, a project-scoped key, and a webhook that a
@@ -12,8 +13,8 @@ let payments: number;
 
 beforeAll(async () => {
   world = await startDashboardWorld();
-  storefront = await createProject(world.service, "Storefront", "storefront");
-  payments = await createProject(world.service, "Payments", "payments");
+  storefront = await createProject(world.service, "storefront", "Storefront");
+  payments = await createProject(world.service, "payments", "Payments");
 });
 
 afterAll(async () => {
@@ -73,7 +74,7 @@ it("shows a project-scoped key only its projects", async () => {
 });
 
 it("shows a webhook managed by a Webhook resource read-only, with the kubectl command", async () => {
-  const id = await createWebhook(world.service, storefront, {
+  const { id } = await createWebhook(world.service, storefront, {
     url: "https://chat.example.com/hook",
     events: ["deployment.succeeded"],
   });

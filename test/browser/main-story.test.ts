@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { createProject } from "../support/api-fixtures.js";
 import { signIn } from "../support/browser.js";
-import { createProject } from "../support/dashboard-data.js";
 import { type DashboardWorld, startDashboardWorld } from "../support/dashboard-session.js";
 
 // The main story, in one test, as a user clicks through it.
@@ -11,7 +11,7 @@ let projectId: number;
 
 beforeAll(async () => {
   world = await startDashboardWorld();
-  projectId = await createProject(world.service, "Storefront", "storefront");
+  projectId = await createProject(world.service, "storefront", "Storefront");
 });
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { signIn } from "../support/browser.js";
-import { createProject, createWebhook, insertDeliveryHistory } from "../support/dashboard-data.js";
+import { insertDeliveryHistory } from "../support/dashboard-data.js";
 import { type DashboardWorld, startDashboardWorld } from "../support/dashboard-session.js";
 
 // What a first look at the dashboard found wanting: the replayed attempt linked, a delivery's duration,
@@ -11,7 +12,7 @@ let world: DashboardWorld;
 let projectId: number;
 beforeAll(async () => {
   world = await startDashboardWorld();
-  projectId = await createProject(world.service, "Storefront", "storefront");
+  projectId = await createProject(world.service, "storefront", "Storefront");
 });
 afterAll(() => world?.close());
 
@@ -19,7 +20,7 @@ const webhooks = () => `${world.service.baseUrl}/projects/${projectId}/settings/
 
 it("links a replay's new attempt, whose page shows how long it took", async () => {
   world.receiver.on("/replayed", (_request, res) => res.writeHead(200).end("ok"));
-  const id = await createWebhook(world.service, projectId, {
+  const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/replayed`,
     events: ["deployment.failed"],
   });
@@ -43,7 +44,7 @@ it("links a replay's new attempt, whose page shows how long it took", async () =
 });
 
 it("draws delivery health with a y scale, dates and readable labels, in a card without empty space", async () => {
-  const id = await createWebhook(world.service, projectId, {
+  const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/health`,
     events: ["deployment.failed"],
   });
@@ -85,7 +86,7 @@ it("draws delivery health with a y scale, dates and readable labels, in a card w
 });
 
 it("lists only the retry waits that apply, here and in the form", async () => {
-  const id = await createWebhook(world.service, projectId, {
+  const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/retries`,
     events: ["deployment.failed"],
     retry_policy: { max_attempts: 3 },
@@ -102,7 +103,7 @@ it("lists only the retry waits that apply, here and in the form", async () => {
 });
 
 it("shows whole event ids on a phone", async () => {
-  const id = await createWebhook(world.service, projectId, {
+  const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/ids`,
     events: ["deployment.failed"],
   });
@@ -125,8 +126,8 @@ it("shows whole event ids on a phone", async () => {
 });
 
 it("speaks of no namespace or cluster without one, and says an empty URL is required", async () => {
-  const empty = await createProject(world.service, "Empty", "empty");
-  const id = await createWebhook(world.service, empty, {
+  const empty = await createProject(world.service, "empty", "Empty");
+  const { id } = await createWebhook(world.service, empty, {
     url: `${world.receiver.url}/standalone`,
     events: ["deployment.failed"],
   });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { signIn } from "../support/browser.js";
-import { createProject, createWebhook, insertDeliveryHistory } from "../support/dashboard-data.js";
+import { insertDeliveryHistory } from "../support/dashboard-data.js";
 import { type DashboardWorld, startDashboardWorld } from "../support/dashboard-session.js";
 import { eventually } from "../support/receiver.js";
 
@@ -14,7 +15,7 @@ let projectId: number;
 
 beforeAll(async () => {
   world = await startDashboardWorld();
-  projectId = await createProject(world.service, "Storefront", "storefront");
+  projectId = await createProject(world.service, "storefront", "Storefront");
 });
 
 afterAll(async () => {
@@ -42,7 +43,7 @@ it("shows the API's 400 details next to the fields they concern, and creates not
 });
 
 it("edits, disables and deletes a webhook, the deletion confirmed by a dialog naming its URL", async () => {
-  const id = await createWebhook(world.service, projectId, {
+  const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/edit-me`,
     events: ["deployment.failed"],
     secret: "s3cret-value",
@@ -78,7 +79,7 @@ it("edits, disables and deletes a webhook, the deletion confirmed by a dialog na
 });
 
 it("sets retries and auto-disable in the form, and shows an automatic disable until the webhook is enabled", async () => {
-  const id = await createWebhook(world.service, projectId, {
+  const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/policy`,
     events: ["deployment.failed"],
   });
@@ -113,7 +114,7 @@ it("sets retries and auto-disable in the form, and shows an automatic disable un
 });
 
 it("pages through more than 100 deliveries, and the failed filter pages too", async () => {
-  const id = await createWebhook(world.service, projectId, {
+  const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/many`,
     events: ["deployment.failed"],
   });
@@ -152,7 +153,7 @@ it("pages through more than 100 deliveries, and the failed filter pages too", as
 });
 
 it("reloads a deep link to a delivery", async () => {
-  const id = await createWebhook(world.service, projectId, {
+  const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/deep`,
     events: ["deployment.failed"],
   });
@@ -175,7 +176,7 @@ it("reloads a deep link to a delivery", async () => {
 it("recovers a webhook's failed deliveries from a dialog: queued once each, sent by the service", async () => {
   let status = 503;
   world.receiver.on("/recover", (_request, res) => res.writeHead(status).end());
-  const id = await createWebhook(world.service, projectId, {
+  const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/recover`,
     events: ["deployment.failed"],
   });

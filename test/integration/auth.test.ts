@@ -8,6 +8,7 @@ import { findApiKeyByHash } from "../../src/api-keys/store.js";
 import { migrate } from "../../src/db/migrate.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import { createLogger } from "../../src/logger.js";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { testSecretBox } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -46,20 +47,6 @@ function expectUnauthorized(response: { status: number; body: unknown }) {
   expect((response.body as { error: { message: string } }).error.message.length).toBeGreaterThan(0);
 }
 
-async function createProject(slug: string): Promise<number> {
-  const response = await service.api("POST", "/projects", { body: { name: slug, slug } });
-  expect(response.status).toBe(201);
-  return response.body.id;
-}
-
-async function createWebhook(projectId: number, body: Record<string, unknown> = {}): Promise<number> {
-  const response = await service.api("POST", `/projects/${projectId}/webhooks`, {
-    body: { url: "https://example.com/hook", events: ["deployment.succeeded"], ...body },
-  });
-  expect(response.status).toBe(201);
-  return response.body.id;
-}
-
 async function issueKey(body: Record<string, unknown>) {
   const response = await service.api("POST", "/api-keys", { body });
   expect(response.status).toBe(201);
@@ -69,8 +56,8 @@ async function issueKey(body: Record<string, unknown>) {
 
 beforeAll(async () => {
   service = await startTestService();
-  projectA = await createProject("project-a");
-  projectB = await createProject("project-b");
+  projectA = await createProject(service, "project-a");
+  projectB = await createProject(service, "project-b");
 });
 afterAll(() => service.close());
 
@@ -164,7 +151,12 @@ describe("admin and project-scoped keys", () => {
 
   beforeAll(async () => {
     scoped = await issueKey({ name: "ci for A", project_ids: [projectA] });
-    webhookOfB = await createWebhook(projectB);
+    webhookOfB = (
+      await createWebhook(service, projectB, {
+        url: "https://example.com/hook",
+        events: ["deployment.succeeded"],
+      })
+    ).id;
   });
 
   it("lets the admin key see every project", async () => {

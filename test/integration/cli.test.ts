@@ -3,6 +3,7 @@ import { ApiClient } from "../../src/client/api-client.js";
 import { withTransaction } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { eventTypeNames } from "../../src/event-types.js";
+import { createProject } from "../support/api-fixtures.js";
 import { assertBuilt, type CliOptions, runCli } from "../support/cli.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
 import { testSecretBox } from "../support/secret-keys.js";
@@ -153,9 +154,9 @@ describe("webhooks list and show", () => {
   });
 
   it("says so when a project has no webhooks", async () => {
-    const other = await service.api("POST", "/projects", { body: { name: "Empty", slug: "empty" } });
-    expect(await ok(["webhooks", "list", "--project-id", String(other.body.id)])).toBe("No webhooks.\n");
-    expect(await json(["webhooks", "list", "--project-id", String(other.body.id)])).toEqual([]);
+    const other = await createProject(service, "empty", "Empty");
+    expect(await ok(["webhooks", "list", "--project-id", String(other)])).toBe("No webhooks.\n");
+    expect(await json(["webhooks", "list", "--project-id", String(other)])).toEqual([]);
   });
 
   it("shows one webhook with every field", async () => {

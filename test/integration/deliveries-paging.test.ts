@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseNextLink } from "../../src/http/link-header.js";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { assertBuilt, runCli } from "../support/cli.js";
-import {
-  createProject,
-  createWebhook,
-  insertDeliveryHistory,
-  markManagedByResource,
-} from "../support/dashboard-data.js";
+import { insertDeliveryHistory, markManagedByResource } from "../support/dashboard-data.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // Endpoint 7's cursor (Link rel="next"), its success/event_type filters, the stats endpoint and the
@@ -27,11 +23,11 @@ const history = Array.from({ length: 130 }, (_, i) => ({
 beforeAll(async () => {
   assertBuilt();
   service = await startTestService();
-  projectId = await createProject(service, "Paging", "paging");
-  webhookId = await createWebhook(service, projectId, {
+  projectId = await createProject(service, "paging", "Paging");
+  ({ id: webhookId } = await createWebhook(service, projectId, {
     url: "http://127.0.0.1:9/hook",
     events: ["deployment.succeeded"],
-  });
+  }));
   await insertDeliveryHistory(service.pool, webhookId, projectId, history);
 });
 
@@ -162,7 +158,7 @@ describe("GET …/stats", () => {
   });
 
   it("answers zeros and no last delivery for a webhook without attempts, and 400 for an unknown range", async () => {
-    const empty = await createWebhook(service, projectId, {
+    const { id: empty } = await createWebhook(service, projectId, {
       url: "http://127.0.0.1:9/empty",
       events: ["deployment.failed"],
     });
@@ -180,7 +176,7 @@ describe("GET …/stats", () => {
 describe("managed_by", () => {
   it("is null for API webhooks and names the Webhook resource for managed ones", async () => {
     expect((await service.api("GET", path())).body.managed_by).toBeNull();
-    const managed = await createWebhook(service, projectId, {
+    const { id: managed } = await createWebhook(service, projectId, {
       url: "http://127.0.0.1:9/m",
       events: ["deployment.failed"],
     });

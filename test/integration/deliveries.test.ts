@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { type ApiResponse, startTestService, type TestService } from "../support/service.js";
 import { deliveryFields as specDeliveryFields } from "../support/spec-fields.js";
 
@@ -135,13 +136,14 @@ function newestFirst(rows: Seeded[]): number[] {
     .map((row) => row.id);
 }
 
-async function createWebhook(projectId: number, name: string): Promise<number> {
-  const response = await service.api("POST", `/projects/${projectId}/webhooks`, {
-    body: { url: receiver(name), events: ["deployment.succeeded", "deployment.failed"] },
-  });
-  expect(response.status).toBe(201);
-  return response.body.id;
-}
+/** A webhook of the project named by its receiver path; its id. */
+const webhookNamed = async (projectId: number, name: string) =>
+  (
+    await createWebhook(service, projectId, {
+      url: receiver(name),
+      events: ["deployment.succeeded", "deployment.failed"],
+    })
+  ).id;
 
 function expectNotFound(response: ApiResponse): void {
   expect(response.status).toBe(404);
@@ -191,14 +193,12 @@ function oddEnvelope(id: string, projectId: number): string {
 
 beforeAll(async () => {
   service = await startTestService({ DELIVERY_POLL_INTERVAL_MS: "3600000" });
-  const p = await service.api("POST", "/projects", { body: { name: "Shop", slug: "shop" } });
-  const q = await service.api("POST", "/projects", { body: { name: "Blog", slug: "blog" } });
-  projectP = p.body.id;
-  projectQ = q.body.id;
-  webhookMany = await createWebhook(projectP, "many");
-  webhookDetail = await createWebhook(projectP, "detail");
-  webhookTies = await createWebhook(projectP, "ties");
-  webhookOther = await createWebhook(projectQ, "other");
+  projectP = await createProject(service, "shop", "Shop");
+  projectQ = await createProject(service, "blog", "Blog");
+  webhookMany = await webhookNamed(projectP, "many");
+  webhookDetail = await webhookNamed(projectP, "detail");
+  webhookTies = await webhookNamed(projectP, "ties");
+  webhookOther = await webhookNamed(projectQ, "other");
 
   // 120 finished attempts; created_at is a permutation of seconds so it disagrees with id order.
   manyDone = await seed(

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Queryable, withTransaction } from "../../src/db/pool.js";
 import { emitEvent, emitEvents } from "../../src/delivery-engine/emit.js";
 import { insertLeasedDelivery } from "../../src/delivery-engine/queue.js";
+import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
 import { freePort as closedPort } from "../support/ports.js";
 import { eventually, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -14,31 +15,15 @@ let projectId: number;
 beforeAll(async () => {
   receiver = await startReceiver();
   service = await startTestService({ DELIVERY_TIMEOUT_MS: "500", DELIVERY_POLL_INTERVAL_MS: "200" });
-  projectId = (await service.api("POST", "/projects", { body: { name: "Shop", slug: "shop" } })).body.id;
+  projectId = await createProject(service, "shop", "Shop");
 });
 afterAll(async () => {
   await service.close();
   await receiver.close();
 });
 
-async function createWebhook(body: Record<string, unknown>): Promise<number> {
-  const created = await service.api("POST", `/projects/${projectId}/webhooks`, { body });
-  expect(created.status).toBe(201);
-  return created.body.id;
-}
-
-function emit(eventType: "deployment.created" | "deployment.succeeded" | "deployment.failed", payload = {}) {
-  return withTransaction(service.pool, (client) =>
-    emitEvent(client, { eventType, projectId, payload: { deployment_id: 1, ...payload } }),
-  );
-}
-
-/** The finished delivery records of a webhook, via the API. */
-async function deliveriesOf(webhookId: number) {
-  const list = await service.api("GET", `/projects/${projectId}/webhooks/${webhookId}/deliveries`);
-  expect(list.status).toBe(200);
-  return list.body as Array<Record<string, unknown>>;
-}
+const newWebhook = async (body: Record<string, unknown>) =>
+  (await createWebhook(service, projectId, body)).id;
 
 /** The §4.1 headers a receiver got, named as the delivery record's request_headers names them. */
 function headersReceived(request: ReceivedRequest): Record<string, string> {
@@ -59,7 +44,7 @@ function headersReceived(request: ReceivedRequest): Record<string, string> {
 
 async function waitForDeliveries(webhookId: number, count: number) {
   return eventually(async () => {
-    const list = await deliveriesOf(webhookId);
+    const list = await deliveriesOf(service, projectId, webhookId);
     return list.length >= count ? list : undefined;
   });
 }
@@ -67,13 +52,13 @@ async function waitForDeliveries(webhookId: number, count: number) {
 describe("emitting and delivering", () => {
   it("delivers the stored envelope byte for byte with the spec's headers and a verifiable signature", async () => {
     const secret = "whsec-signing-secret";
-    const webhookId = await createWebhook({
+    const webhookId = await newWebhook({
       url: `${receiver.url}/signed`,
       events: ["deployment.created"],
       secret,
     });
     const before = receiver.requests.length;
-    const emitted = await emit("deployment.created");
+    const emitted = await emit(service.pool, projectId, "deployment.created");
     expect(emitted.queued).toBe(1);
 
     const [delivery] = await waitForDeliveries(webhookId, 1);
@@ -127,7 +112,7 @@ describe("emitting and delivering", () => {
   });
 
   it("stores and sends every envelope of a batch byte for byte, whatever text its payload holds", async () => {
-    const webhookId = await createWebhook({ url: `${receiver.url}/batch`, events: ["deployment.failed"] });
+    const webhookId = await newWebhook({ url: `${receiver.url}/batch`, events: ["deployment.failed"] });
     // Newlines, quotes, backslashes, braces, commas and non-ASCII: the batch travels as one text and
     // must come apart exactly at the envelope boundaries.
     const messages = ["line one\nline two\r\n", 'say "hi", {x}\\', "déploiement ✓ 🚀 \u2028 \t end"];
@@ -157,45 +142,45 @@ describe("emitting and delivering", () => {
   });
 
   it("sends unsigned when the webhook has no secret", async () => {
-    const webhookId = await createWebhook({ url: `${receiver.url}/unsigned`, events: ["deployment.failed"] });
-    await emit("deployment.failed");
+    const webhookId = await newWebhook({ url: `${receiver.url}/unsigned`, events: ["deployment.failed"] });
+    await emit(service.pool, projectId, "deployment.failed");
     await waitForDeliveries(webhookId, 1);
     const request = receiver.requests.find((r) => r.path === "/unsigned");
     expect(request?.headers["x-webhook-signature"]).toBeUndefined();
     expect(request?.headers["x-webhook-event"]).toBe("deployment.failed");
-    const [delivery] = await deliveriesOf(webhookId);
+    const [delivery] = await deliveriesOf(service, projectId, webhookId);
     if (!request) throw new Error("the receiver got nothing");
     expect(delivery?.request_headers).toEqual(headersReceived(request));
     expect(delivery?.request_headers).not.toHaveProperty("X-Webhook-Signature");
   });
 
   it("queues nothing for disabled webhooks or webhooks not subscribed to the event", async () => {
-    const disabled = await createWebhook({
+    const disabled = await newWebhook({
       url: `${receiver.url}/disabled`,
       events: ["deployment.succeeded"],
       enabled: false,
     });
-    const otherEvent = await createWebhook({ url: `${receiver.url}/other`, events: ["deployment.failed"] });
-    const subscribed = await createWebhook({
+    const otherEvent = await newWebhook({ url: `${receiver.url}/other`, events: ["deployment.failed"] });
+    const subscribed = await newWebhook({
       url: `${receiver.url}/subscribed`,
       events: ["deployment.succeeded"],
     });
-    const emitted = await emit("deployment.succeeded");
+    const emitted = await emit(service.pool, projectId, "deployment.succeeded");
     await waitForDeliveries(subscribed, 1);
     const { rows } = await service.pool.query("SELECT webhook_id FROM deliveries WHERE event_id = $1", [
       emitted.envelope.id,
     ]);
     expect(rows.map((r) => r.webhook_id)).toEqual([subscribed]);
     expect(receiver.requests.some((r) => r.path === "/disabled" || r.path === "/other")).toBe(false);
-    expect(await deliveriesOf(disabled)).toEqual([]);
-    expect(await deliveriesOf(otherEvent)).toEqual([]);
+    expect(await deliveriesOf(service, projectId, disabled)).toEqual([]);
+    expect(await deliveriesOf(service, projectId, otherEvent)).toEqual([]);
   });
 });
 
 describe("failure outcomes (spec §7)", () => {
   async function failedDelivery(url: string) {
-    const webhookId = await createWebhook({ url, events: ["deployment.succeeded"] });
-    const emitted = await emit("deployment.succeeded");
+    const webhookId = await newWebhook({ url, events: ["deployment.succeeded"] });
+    const emitted = await emit(service.pool, projectId, "deployment.succeeded");
     const delivery = await eventually(async () => {
       const { rows } = await service.pool.query(
         "SELECT * FROM deliveries WHERE webhook_id = $1 AND event_id = $2 AND state = 'done'",
@@ -250,12 +235,12 @@ describe("failure outcomes (spec §7)", () => {
 
 describe("deleting a webhook", () => {
   async function isolatedWebhook(slug: string, path: string) {
-    const project = await service.api("POST", "/projects", { body: { name: slug, slug } });
-    const created = await service.api("POST", `/projects/${project.body.id}/webhooks`, {
-      body: { url: `${receiver.url}${path}`, events: ["deployment.created"] },
+    const project = await createProject(service, slug);
+    const webhook = await createWebhook(service, project, {
+      url: `${receiver.url}${path}`,
+      events: ["deployment.created"],
     });
-    expect(created.status).toBe(201);
-    return { projectId: project.body.id as number, webhookId: created.body.id as number };
+    return { projectId: project, webhookId: webhook.id };
   }
   const emitTo = (db: Queryable, project: number) =>
     emitEvents(db, [{ eventType: "deployment.created", projectId: project, payload: { deployment_id: 1 } }]);
@@ -336,8 +321,8 @@ describe("replay (endpoint 9)", () => {
   it("re-sends a failed delivery as a new record with the same event id and a higher attempt number", async () => {
     let answer = 503;
     receiver.on("/flaky", (_req, res) => res.writeHead(answer).end());
-    const webhookId = await createWebhook({ url: `${receiver.url}/flaky`, events: ["deployment.succeeded"] });
-    const emitted = await emit("deployment.succeeded");
+    const webhookId = await newWebhook({ url: `${receiver.url}/flaky`, events: ["deployment.succeeded"] });
+    const emitted = await emit(service.pool, projectId, "deployment.succeeded");
     const [failed] = await waitForDeliveries(webhookId, 1);
     expect(failed?.success).toBe(false);
 
@@ -345,7 +330,7 @@ describe("replay (endpoint 9)", () => {
     const retryPath = `/projects/${projectId}/webhooks/${webhookId}/deliveries/${failed?.id}/retry`;
     const retried = await service.api("POST", retryPath);
     expect(retried.status).toBe(200);
-    const records = await deliveriesOf(webhookId);
+    const records = await deliveriesOf(service, projectId, webhookId);
     expect(records).toHaveLength(2);
     const newest = records[0];
     // The retry result names the new attempt's record.
@@ -383,8 +368,8 @@ describe("replay (endpoint 9)", () => {
 
   it("reports a failing retry with its message, answers 409 on a disabled webhook and 404 for unknown ids", async () => {
     receiver.on("/down", (_req, res) => res.writeHead(500).end());
-    const webhookId = await createWebhook({ url: `${receiver.url}/down`, events: ["deployment.failed"] });
-    await emit("deployment.failed");
+    const webhookId = await newWebhook({ url: `${receiver.url}/down`, events: ["deployment.failed"] });
+    await emit(service.pool, projectId, "deployment.failed");
     const [failed] = await waitForDeliveries(webhookId, 1);
     const retryPath = `/projects/${projectId}/webhooks/${webhookId}/deliveries/${failed?.id}/retry`;
 
@@ -401,14 +386,14 @@ describe("replay (endpoint 9)", () => {
     const onDisabled = await service.api("POST", retryPath);
     expect(onDisabled.status).toBe(409);
     expect(onDisabled.body.error.code).toBe("conflict");
-    expect(await deliveriesOf(webhookId)).toHaveLength(2);
+    expect(await deliveriesOf(service, projectId, webhookId)).toHaveLength(2);
 
     const unknown = await service.api(
       "POST",
       `/projects/${projectId}/webhooks/${webhookId}/deliveries/999999/retry`,
     );
     expect(unknown.status).toBe(404);
-    const otherWebhook = await createWebhook({ url: `${receiver.url}/x`, events: ["deployment.failed"] });
+    const otherWebhook = await newWebhook({ url: `${receiver.url}/x`, events: ["deployment.failed"] });
     const crossed = await service.api(
       "POST",
       `/projects/${projectId}/webhooks/${otherWebhook}/deliveries/${failed?.id}/retry`,
@@ -419,7 +404,7 @@ describe("replay (endpoint 9)", () => {
 
 describe("test events", () => {
   it("sends an example envelope of the chosen type, recorded as a delivery, even to a disabled webhook", async () => {
-    const webhookId = await createWebhook({
+    const webhookId = await newWebhook({
       url: `${receiver.url}/test-target`,
       events: ["deployment.created"],
       enabled: false,
@@ -448,7 +433,7 @@ describe("test events", () => {
     expect(typeof envelope.payload.error_message).toBe("string");
     expect(typeof envelope.payload.finished_at).toBe("string");
 
-    const [record] = await deliveriesOf(webhookId);
+    const [record] = await deliveriesOf(service, projectId, webhookId);
     expect(record).toMatchObject({
       id: sent.body.delivery_id,
       event_type: "deployment.failed",
@@ -458,7 +443,7 @@ describe("test events", () => {
   });
 
   it("defaults to deployment.succeeded and refuses event types that are never emitted", async () => {
-    const webhookId = await createWebhook({
+    const webhookId = await newWebhook({
       url: `${receiver.url}/test-default`,
       events: ["deployment.created"],
     });
@@ -480,7 +465,7 @@ describe("test events", () => {
 
 describe("leases and workers", () => {
   it("claims again a delivery whose worker died (lease expired)", async () => {
-    const webhookId = await createWebhook({ url: `${receiver.url}/orphan`, events: ["deployment.created"] });
+    const webhookId = await newWebhook({ url: `${receiver.url}/orphan`, events: ["deployment.created"] });
     const emitted = await withTransaction(service.pool, async (client) => {
       // Disable the webhook's queueing path: insert the event and a delivery leased to a dead worker.
       const result = await emitEvent(client, { eventType: "deployment.created", projectId, payload: {} });
@@ -507,14 +492,15 @@ describe("leases and workers", () => {
       SHUTDOWN_TIMEOUT_MS: "200",
     });
     try {
-      const project = (await slow.api("POST", "/projects", { body: { name: "P", slug: "p" } })).body.id;
+      const project = await createProject(slow, "p", "P");
       receiver.on("/stuck", () => {});
       const make = async (path: string) =>
         (
-          await slow.api("POST", `/projects/${project}/webhooks`, {
-            body: { url: `${receiver.url}${path}`, events: ["deployment.created"] },
+          await createWebhook(slow, project, {
+            url: `${receiver.url}${path}`,
+            events: ["deployment.created"],
           })
-        ).body.id as number;
+        ).id;
       const stuck = await make("/stuck");
       const healthy = await make("/healthy");
       await withTransaction(slow.pool, async (client) => {
@@ -550,14 +536,10 @@ describe("leases and workers", () => {
       SHUTDOWN_TIMEOUT_MS: "200",
     });
     try {
-      const project = (await service16.api("POST", "/projects", { body: { name: "R", slug: "r" } })).body.id;
+      const project = await createProject(service16, "r", "R");
       receiver.on("/hangs-too", () => {});
       const make = async (path: string, events: string[]) =>
-        (
-          await service16.api("POST", `/projects/${project}/webhooks`, {
-            body: { url: `${receiver.url}${path}`, events },
-          })
-        ).body.id as number;
+        (await createWebhook(service16, project, { url: `${receiver.url}${path}`, events })).id;
       const hanging: number[] = [];
       for (let i = 0; i < 4; i++) hanging.push(await make("/hangs-too", ["deployment.created"]));
       const healthy = await make("/healthy-too", ["deployment.succeeded"]);
@@ -598,14 +580,10 @@ describe("leases and workers", () => {
       SHUTDOWN_TIMEOUT_MS: "200",
     });
     try {
-      const project = (await busy.api("POST", "/projects", { body: { name: "Q", slug: "q" } })).body.id;
+      const project = await createProject(busy, "q", "Q");
       receiver.on("/hangs", () => {});
       const make = async (path: string, events: string[]) =>
-        (
-          await busy.api("POST", `/projects/${project}/webhooks`, {
-            body: { url: `${receiver.url}${path}`, events },
-          })
-        ).body.id as number;
+        (await createWebhook(busy, project, { url: `${receiver.url}${path}`, events })).id;
       const hanging: number[] = [];
       for (let i = 0; i < 15; i++) hanging.push(await make("/hangs", ["deployment.created"]));
       const healthy = await make("/one-slot", ["deployment.succeeded"]);
@@ -665,12 +643,10 @@ describe("claiming ahead", () => {
       if (answered <= 8 || !holding) answer();
       else held.push(answer);
     });
-    const project = (await ahead.api("POST", "/projects", { body: { name: "A", slug: "a" } })).body.id;
+    const project = await createProject(ahead, "a", "A");
     const webhook = (
-      await ahead.api("POST", `/projects/${project}/webhooks`, {
-        body: { url: `${receiver.url}${path}`, events: ["deployment.created"] },
-      })
-    ).body.id as number;
+      await createWebhook(ahead, project, { url: `${receiver.url}${path}`, events: ["deployment.created"] })
+    ).id;
     await withTransaction(ahead.pool, (client) =>
       emitEvents(
         client,
@@ -731,13 +707,13 @@ describe("claiming ahead", () => {
 
 describe("metrics", () => {
   it("counts deliveries by outcome, event type and webhook, without URLs or secrets", async () => {
-    const webhookId = await createWebhook({
+    const webhookId = await newWebhook({
       url: `${receiver.url}/metered`,
       events: ["deployment.succeeded"],
       secret: "metrics-secret-value",
     });
-    await emit("deployment.succeeded");
-    await emit("deployment.succeeded");
+    await emit(service.pool, projectId, "deployment.succeeded");
+    await emit(service.pool, projectId, "deployment.succeeded");
     await waitForDeliveries(webhookId, 2);
     const response = await fetch(`${service.baseUrl}/metrics`);
     expect(response.status).toBe(200);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
+import { createProject } from "../support/api-fixtures.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -78,7 +79,7 @@ describe("webhooks behind a backlog of receivers that hang", () => {
   it("delivers to a webhook created after the backlog while the hanging sends stay open", async () => {
     const service = await startTestService(hangingSettings);
     try {
-      const project = (await service.api("POST", "/projects", { body: { name: "N", slug: "n" } })).body.id;
+      const project = await createProject(service, "n", "N");
       const hanging = await hangingBacklog(service, project);
       // Every slot hangs before the new webhook exists.
       await eventually(async () =>
@@ -104,7 +105,7 @@ describe("webhooks behind a backlog of receivers that hang", () => {
     let healthy: number;
     let hanging: number[];
     try {
-      project = (await first.api("POST", "/projects", { body: { name: "R", slug: "r" } })).body.id;
+      project = await createProject(first, "r", "R");
       healthy = await webhook(first, project, "/known", "deployment.succeeded");
       await emit(first, project, 1, "deployment.succeeded");
       await eventually(async () => ((await count(first, [healthy], "success")) === 1 ? true : undefined));

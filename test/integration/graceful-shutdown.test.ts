@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Pool } from "../../src/db/pool.js";
-import { withTransaction } from "../../src/db/pool.js";
-import { emitEvents } from "../../src/delivery-engine/emit.js";
+import { createProject, createWebhook, emitMany } from "../support/api-fixtures.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService } from "../support/service.js";
 
@@ -21,22 +20,11 @@ afterAll(() => receiver.close());
  */
 async function serviceWithBurst(path: string, count: number, webhooks: number, env: Record<string, string>) {
   const service = await startTestService({ DELIVERY_CONCURRENCY: "4", ...env });
-  const project = (await service.api("POST", "/projects", { body: { name: "P", slug: "p" } })).body.id;
+  const project = await createProject(service, "p", "P");
   for (let i = 0; i < webhooks; i++) {
-    await service.api("POST", `/projects/${project}/webhooks`, {
-      body: { url: `${receiver.url}${path}`, events: ["deployment.created"] },
-    });
+    await createWebhook(service, project, { url: `${receiver.url}${path}`, events: ["deployment.created"] });
   }
-  await withTransaction(service.pool, (client) =>
-    emitEvents(
-      client,
-      Array.from({ length: count }, () => ({
-        eventType: "deployment.created" as const,
-        projectId: project,
-        payload: {},
-      })),
-    ),
-  );
+  await emitMany(service.pool, project, "deployment.created", count);
   return service;
 }
 

@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pool } from "../../src/db/pool.js";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import type { ApiCallOptions } from "../support/service.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -48,15 +49,16 @@ beforeAll(async () => {
   open = await startTestService();
   strict = await startTestService({ DELIVERY_ALLOW_PRIVATE_NETWORKS: "false" });
   for (const service of [open, strict]) {
-    const project = await service.api("POST", "/projects", { body: { name: "Target", slug: "target" } });
-    const webhook = await service.api("POST", `/projects/${project.body.id}/webhooks`, {
-      body: { url: "https://example.com/hook", events: ["deployment.succeeded"], secret: "whsec_kept" },
+    const project = await createProject(service, "target", "Target");
+    const webhook = await createWebhook(service, project, {
+      url: "https://example.com/hook",
+      events: ["deployment.succeeded"],
+      secret: "whsec_kept",
     });
-    expect(webhook.status).toBe(201);
     // Both databases are fresh copies of one template, so the same ids name the same rows in each.
-    if (projectId !== undefined) expect([project.body.id, webhook.body.id]).toEqual([projectId, webhookId]);
-    projectId = project.body.id;
-    webhookId = webhook.body.id;
+    if (projectId !== undefined) expect([project, webhook.id]).toEqual([projectId, webhookId]);
+    projectId = project;
+    webhookId = webhook.id;
   }
 });
 afterAll(async () => {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withTransaction } from "../../src/db/pool.js";
-import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { registry } from "../../src/metrics.js";
+import { createProject, createWebhook, emit } from "../support/api-fixtures.js";
 import { alertQueries, dashboardQueries, type Query, readDashboard } from "../support/monitoring-files.js";
 import { labelsIn, metricNamesIn, parseLabelValuesQuery } from "../support/promql.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
@@ -23,20 +22,9 @@ let scrape: string;
 beforeAll(async () => {
   receiver = await startReceiver();
   service = await startTestService({ DELIVERY_POLL_INTERVAL_MS: "200" });
-  const project = await service.api("POST", "/projects", {
-    body: { name: "Monitoring", slug: "monitoring" },
-  });
-  const webhook = await service.api("POST", `/projects/${project.body.id}/webhooks`, {
-    body: { url: `${receiver.url}/hooks`, events: ["deployment.succeeded"] },
-  });
-  expect(webhook.status).toBe(201);
-  await withTransaction(service.pool, (client) =>
-    emitEvent(client, {
-      eventType: "deployment.succeeded",
-      projectId: project.body.id,
-      payload: { deployment_id: 1 },
-    }),
-  );
+  const project = await createProject(service, "monitoring", "Monitoring");
+  await createWebhook(service, project, { url: `${receiver.url}/hooks`, events: ["deployment.succeeded"] });
+  await emit(service.pool, project, "deployment.succeeded");
   await receiver.waitFor(1);
   // The outcome is counted when the attempt finishes; wait until the scrape shows it.
   scrape = await eventually(async () => {
@@ -136,22 +124,18 @@ describe("the dashboard and the alerts against a live /metrics scrape", () => {
 
 describe("the webhook_id label", () => {
   it("loses a webhook's series when the webhook is deleted", async () => {
-    const project = await service.api("POST", "/projects", { body: { name: "Doomed", slug: "doomed" } });
-    const webhook = await service.api("POST", `/projects/${project.body.id}/webhooks`, {
-      body: { url: `${receiver.url}/doomed`, events: ["deployment.failed"] },
+    const project = await createProject(service, "doomed", "Doomed");
+    const webhook = await createWebhook(service, project, {
+      url: `${receiver.url}/doomed`,
+      events: ["deployment.failed"],
     });
-    const series = new RegExp(
-      `^webhook_operator_deliveries_total\\{[^}]*webhook_id="${webhook.body.id}"`,
-      "m",
-    );
-    await withTransaction(service.pool, (client) =>
-      emitEvent(client, { eventType: "deployment.failed", projectId: project.body.id, payload: {} }),
-    );
+    const series = new RegExp(`^webhook_operator_deliveries_total\\{[^}]*webhook_id="${webhook.id}"`, "m");
+    await emit(service.pool, project, "deployment.failed", {});
     await eventually(async () =>
       series.test(await (await fetch(`${service.baseUrl}/metrics`)).text()) ? true : undefined,
     );
 
-    const deleted = await service.api("DELETE", `/projects/${project.body.id}/webhooks/${webhook.body.id}`);
+    const deleted = await service.api("DELETE", `/projects/${project}/webhooks/${webhook.id}`);
     expect(deleted.status).toBe(204);
     const after = await (await fetch(`${service.baseUrl}/metrics`)).text();
     expect(after).not.toMatch(series);

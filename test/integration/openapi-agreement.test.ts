@@ -2,6 +2,7 @@ import { request } from "node:http";
 import { connect } from "node:net";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // Two places where /api/docs and the service disagreed (a fuzzer's stateful phase found the second):
@@ -16,11 +17,12 @@ let document: any;
 beforeAll(async () => {
   service = await startTestService();
   document = await (await fetch(`${service.baseUrl}/api/docs`)).json();
-  const project = await service.api("POST", "/projects", { body: { name: "Docs", slug: "docs" } });
-  const webhook = await service.api("POST", `/projects/${project.body.id}/webhooks`, {
-    body: { url: "http://127.0.0.1:9/unreachable", events: ["deployment.succeeded"] },
+  const project = await createProject(service, "docs", "Docs");
+  const webhook = await createWebhook(service, project, {
+    url: "http://127.0.0.1:9/unreachable",
+    events: ["deployment.succeeded"],
   });
-  webhookPath = `/api/projects/${project.body.id}/webhooks/${webhook.body.id}`;
+  webhookPath = `/api/projects/${project}/webhooks/${webhook.id}`;
 });
 afterAll(() => service.close());
 

@@ -10,6 +10,7 @@ import { createLogger } from "../../src/logger.js";
 import { insertProject } from "../../src/projects/store.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { onNewDatabase } from "../support/new-database.js";
 import { freePort } from "../support/ports.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
@@ -103,10 +104,8 @@ describe("a short database outage", () => {
       },
     );
     try {
-      const project = (await service.api("POST", "/projects", { body: { name: "P", slug: "p" } })).body.id;
-      await service.api("POST", `/projects/${project}/webhooks`, {
-        body: { url: `${receiver.url}/slow`, events: ["deployment.created"] },
-      });
+      const project = await createProject(service, "p", "P");
+      await createWebhook(service, project, { url: `${receiver.url}/slow`, events: ["deployment.created"] });
       await withTransaction(service.pool, (client) =>
         emitEvents(
           client,

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { freePort } from "../support/ports.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -87,13 +88,13 @@ it("runs the CLI transcript and prints what docs/cli.md shows", async () => {
 it("runs the signature check of 'Verifying a delivery' on real deliveries: valid, tampered, wrong secret", async () => {
   const receiver = await startReceiver();
   try {
-    const project = await service.api("POST", "/projects", {
-      body: { name: "Verify", slug: "verify-readme" },
+    const project = await createProject(service, "verify-readme", "Verify");
+    const webhook = await createWebhook(service, project, {
+      url: `${receiver.url}/hooks`,
+      events: ["deployment.succeeded"],
+      secret: "readme-secret",
     });
-    const webhook = await service.api("POST", `/projects/${project.body.id}/webhooks`, {
-      body: { url: `${receiver.url}/hooks`, events: ["deployment.succeeded"], secret: "readme-secret" },
-    });
-    const sent = await service.api("POST", `/projects/${project.body.id}/webhooks/${webhook.body.id}/test`);
+    const sent = await service.api("POST", `/projects/${project}/webhooks/${webhook.id}/test`);
     expect(sent.body.success).toBe(true);
     const [delivery] = await receiver.waitFor(1);
     if (!delivery) throw new Error("no delivery arrived");

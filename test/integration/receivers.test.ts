@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import {
   buildGoRecipe,
   type RecipeReceiver,
@@ -57,8 +58,7 @@ let service: TestService;
 let proxy: Awaited<ReturnType<typeof startTamperingProxy>>;
 beforeAll(async () => {
   [service, proxy] = await Promise.all([startTestService(), startTamperingProxy()]);
-  const project = await service.api("POST", "/projects", { body: { name: "Receivers", slug: "receivers" } });
-  projectId = project.body.id;
+  projectId = await createProject(service, "receivers", "Receivers");
 });
 afterAll(async () => {
   await proxy?.close();
@@ -66,12 +66,15 @@ afterAll(async () => {
 });
 let projectId: number;
 
-async function createWebhook(url: string, webhookSecret: string | undefined): Promise<number> {
-  const body = { url, events: ["deployment.succeeded"], ...(webhookSecret ? { secret: webhookSecret } : {}) };
-  const response = await service.api("POST", `/projects/${projectId}/webhooks`, { body });
-  expect(response.status).toBe(201);
-  return response.body.id;
-}
+/** A webhook at `url`, signed with `webhookSecret` (unsigned without); its id. */
+const webhookAt = async (url: string, webhookSecret: string | undefined) =>
+  (
+    await createWebhook(service, projectId, {
+      url,
+      events: ["deployment.succeeded"],
+      ...(webhookSecret ? { secret: webhookSecret } : {}),
+    })
+  ).id;
 
 /** Sends a test event to the webhook; the receiver's verdict is the status and body it answered. */
 async function sendTestEvent(webhookId: number) {
@@ -111,13 +114,10 @@ describe.each(recipes)("the $name receiver of docs/receivers.md", (recipe) => {
     if (recipe.skip) return;
     receiver = await recipe.start();
     const url = `${receiver.url}${recipe.path}`;
-    webhooks.signed = await createWebhook(url, secret);
-    webhooks.unsigned = await createWebhook(url, undefined);
-    webhooks.otherSecret = await createWebhook(url, "another-secret");
-    webhooks.tampered = await createWebhook(
-      `${proxy.url}/${new URL(receiver.url).port}${recipe.path}`,
-      secret,
-    );
+    webhooks.signed = await webhookAt(url, secret);
+    webhooks.unsigned = await webhookAt(url, undefined);
+    webhooks.otherSecret = await webhookAt(url, "another-secret");
+    webhooks.tampered = await webhookAt(`${proxy.url}/${new URL(receiver.url).port}${recipe.path}`, secret);
   }, 300_000);
   afterAll(() => receiver?.stop());
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withTransaction } from "../../src/db/pool.js";
-import { emitEvent } from "../../src/delivery-engine/emit.js";
+import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -14,14 +13,13 @@ let projectId: number;
 beforeAll(async () => {
   receiver = await startReceiver();
   service = await startTestService({ DELIVERY_POLL_INTERVAL_MS: "200" });
-  projectId = (await service.api("POST", "/projects", { body: { name: "Shop", slug: "shop" } })).body.id;
+  projectId = await createProject(service, "shop", "Shop");
 });
 afterAll(async () => {
   await service.close();
   await receiver.close();
 });
 
-type EventType = "deployment.succeeded" | "deployment.failed";
 type Delivery = {
   id: number;
   event_id: string;
@@ -34,27 +32,16 @@ type Delivery = {
 async function failingWebhook(path: string): Promise<{ id: number; answer: (status: number) => void }> {
   let status = 503;
   receiver.on(path, (_req, res) => res.writeHead(status).end());
-  const created = await service.api("POST", `/projects/${projectId}/webhooks`, {
-    body: { url: `${receiver.url}${path}`, events: ["deployment.succeeded", "deployment.failed"] },
+  const created = await createWebhook(service, projectId, {
+    url: `${receiver.url}${path}`,
+    events: ["deployment.succeeded", "deployment.failed"],
   });
-  expect(created.status).toBe(201);
-  return { id: created.body.id, answer: (next) => (status = next) };
-}
-
-function emit(eventType: EventType) {
-  return withTransaction(service.pool, (client) =>
-    emitEvent(client, { eventType, projectId, payload: { deployment_id: 1 } }),
-  );
-}
-
-async function deliveriesOf(webhookId: number): Promise<Delivery[]> {
-  const list = await service.api("GET", `/projects/${projectId}/webhooks/${webhookId}/deliveries?limit=100`);
-  return list.body;
+  return { id: created.id, answer: (next) => (status = next) };
 }
 
 async function settled(webhookId: number, count: number): Promise<Delivery[]> {
   return eventually(async () => {
-    const list = await deliveriesOf(webhookId);
+    const list = await deliveriesOf(service, projectId, webhookId, "?limit=100");
     const { rows } = await service.pool.query(
       "SELECT 1 FROM deliveries WHERE webhook_id = $1 AND delivered_at IS NULL",
       [webhookId],
@@ -71,7 +58,10 @@ const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString();
 describe("POST …/webhooks/{id}/recover", () => {
   it("queues the latest failed attempt of each event once, as a new attempt the workers send", async () => {
     const webhook = await failingWebhook("/recover-all");
-    const events = [await emit("deployment.succeeded"), await emit("deployment.failed")];
+    const events = [
+      await emit(service.pool, projectId, "deployment.succeeded"),
+      await emit(service.pool, projectId, "deployment.failed"),
+    ];
     await settled(webhook.id, 2);
     webhook.answer(200);
 
@@ -95,8 +85,8 @@ describe("POST …/webhooks/{id}/recover", () => {
 
   it("leaves out events whose later attempt succeeded, and filters by event type and window", async () => {
     const webhook = await failingWebhook("/recover-some");
-    const replayed = await emit("deployment.succeeded");
-    const other = await emit("deployment.failed");
+    const replayed = await emit(service.pool, projectId, "deployment.succeeded");
+    const other = await emit(service.pool, projectId, "deployment.failed");
     const [, first] = await settled(webhook.id, 2);
     expect(first?.event_id).toBe(replayed.envelope.id);
     webhook.answer(200);
@@ -125,7 +115,7 @@ describe("POST …/webhooks/{id}/recover", () => {
 
   it("does not queue an event twice while its attempt is on its way", async () => {
     const webhook = await failingWebhook("/recover-twice");
-    await emit("deployment.failed");
+    await emit(service.pool, projectId, "deployment.failed");
     await settled(webhook.id, 1);
     // The receiver holds its answer: the recovered attempt stays in flight meanwhile.
     const held: Array<() => void> = [];
@@ -140,7 +130,7 @@ describe("POST …/webhooks/{id}/recover", () => {
 
   it("answers 400 for bad input, queues nothing for an empty window, and 409 for a disabled webhook", async () => {
     const webhook = await failingWebhook("/recover-refused");
-    await emit("deployment.failed");
+    await emit(service.pool, projectId, "deployment.failed");
     await settled(webhook.id, 1);
     for (const [body, path] of [
       [{}, "body.since"],
@@ -169,15 +159,14 @@ describe("POST …/webhooks/{id}/recover", () => {
     const disabled = await recover(webhook.id, { since: hourAgo() });
     expect(disabled.status).toBe(409);
     expect(disabled.body.error.message).toMatch(/disabled/);
-    expect(await deliveriesOf(webhook.id)).toHaveLength(1);
+    expect(await deliveriesOf(service, projectId, webhook.id, "?limit=100")).toHaveLength(1);
     const { rows } = await service.pool.query("SELECT 1 FROM deliveries WHERE webhook_id = $1", [webhook.id]);
     expect(rows).toHaveLength(1);
   });
 
   it("is refused for a webhook outside a scoped key's projects", async () => {
     const webhook = await failingWebhook("/recover-scoped");
-    const other = (await service.api("POST", "/projects", { body: { name: "Other", slug: "other" } })).body
-      .id;
+    const other = await createProject(service, "other", "Other");
     const scoped = await service.api("POST", "/api-keys", {
       body: { name: "other-only", project_ids: [other] },
     });

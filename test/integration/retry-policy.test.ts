@@ -3,6 +3,7 @@ import { withTransaction } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { metrics } from "../../src/metrics.js";
 import { updateWebhook } from "../../src/webhooks/store.js";
+import { createProject, createWebhook, emit } from "../support/api-fixtures.js";
 import { createTestDatabase } from "../support/database.js";
 import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
 import { testSecretBox } from "../support/secret-keys.js";
@@ -20,8 +21,7 @@ let projectId: number;
 beforeAll(async () => {
   receiver = await startReceiver();
   service = await startTestService({ DELIVERY_TIMEOUT_MS: "500", ...fastRetries });
-  projectId = (await service.api("POST", "/projects", { body: { name: "Retries", slug: "retries" } })).body
-    .id;
+  projectId = await createProject(service, "retries", "Retries");
 });
 afterAll(async () => {
   await service.close();
@@ -37,19 +37,17 @@ function answers(path: string, statuses: number[]): void {
   });
 }
 
-async function createWebhook(path: string, fields: Record<string, unknown> = {}): Promise<number> {
-  const created = await service.api("POST", `/projects/${projectId}/webhooks`, {
-    body: { url: `${receiver.url}${path}`, events: ["deployment.failed"], ...fields },
-  });
-  expect(created.status).toBe(201);
-  return created.body.id;
-}
+/** A webhook at `path` on the receiver, subscribed to deployment.failed; its id. */
+const webhookAt = async (path: string, fields: Record<string, unknown> = {}) =>
+  (
+    await createWebhook(service, projectId, {
+      url: `${receiver.url}${path}`,
+      events: ["deployment.failed"],
+      ...fields,
+    })
+  ).id;
 
-function emit(on: TestService = service) {
-  return withTransaction(on.pool, (client) =>
-    emitEvent(client, { eventType: "deployment.failed", projectId, payload: { deployment_id: 7 } }),
-  );
-}
+const emitFailure = () => emit(service.pool, projectId, "deployment.failed", { deployment_id: 7 });
 
 async function attempts(webhookId: number, on: TestService = service) {
   const list = await on.api("GET", `/projects/${projectId}/webhooks/${webhookId}/deliveries`);
@@ -81,7 +79,7 @@ const requestsTo = (path: string) => receiver.requests.filter((r) => r.path === 
 
 describe("retry_policy in the API", () => {
   it("is null by default, set on create, changed and removed by PUT", async () => {
-    const plain = await service.api("GET", `/projects/${projectId}/webhooks/${await createWebhook("/p0")}`);
+    const plain = await service.api("GET", `/projects/${projectId}/webhooks/${await webhookAt("/p0")}`);
     expect(plain.body).toMatchObject({
       retry_policy: null,
       auto_disable: null,
@@ -89,7 +87,7 @@ describe("retry_policy in the API", () => {
       disabled_at: null,
     });
 
-    const id = await createWebhook("/p1", { retry_policy: { max_attempts: 4 } });
+    const id = await webhookAt("/p1", { retry_policy: { max_attempts: 4 } });
     const path = `/projects/${projectId}/webhooks/${id}`;
     expect((await service.api("GET", path)).body.retry_policy).toEqual({ max_attempts: 4 });
     const changed = await service.api("PUT", path, { body: { retry_policy: { max_attempts: 2 } } });
@@ -118,7 +116,7 @@ describe("retry_policy in the API", () => {
     expect(created.status).toBe(400);
     expect(JSON.stringify(created.body.error)).toContain(message);
 
-    const id = await createWebhook("/p2", { retry_policy: { max_attempts: 2 } });
+    const id = await webhookAt("/p2", { retry_policy: { max_attempts: 2 } });
     const path = `/projects/${projectId}/webhooks/${id}`;
     const before = (await service.api("GET", path)).body;
     const updated = await service.api("PUT", path, { body: { url: `${receiver.url}/other`, ...fields } });
@@ -131,8 +129,8 @@ describe("retry_policy in the API", () => {
 describe("automatic retries", () => {
   it("without a policy sends one attempt and schedules nothing (the spec's default)", async () => {
     answers("/no-policy", [500]);
-    const id = await createWebhook("/no-policy");
-    await emit();
+    const id = await webhookAt("/no-policy");
+    await emitFailure();
     const [only, ...rest] = await waitForAttempts(id, 1);
     expect(rest).toEqual([]);
     expect(only).toMatchObject({ attempt_number: 1, success: false, status_code: 500 });
@@ -142,9 +140,9 @@ describe("automatic retries", () => {
 
   it("retries a failing delivery up to max_attempts, each a new record of the same event numbered +1", async () => {
     answers("/always-500", [500]);
-    const id = await createWebhook("/always-500", { retry_policy: { max_attempts: 3 } });
+    const id = await webhookAt("/always-500", { retry_policy: { max_attempts: 3 } });
     const scheduledBefore = (await metrics.retriesScheduled.get()).values[0]?.value ?? 0;
-    const emitted = await emit();
+    const emitted = await emitFailure();
     const list = await waitForAttempts(id, 3);
     expect(list.map((d) => [d.attempt_number, d.success, d.status_code])).toEqual([
       [1, false, 500],
@@ -164,8 +162,8 @@ describe("automatic retries", () => {
 
   it("stops at the first success", async () => {
     answers("/recovers", [503, 200]);
-    const id = await createWebhook("/recovers", { retry_policy: { max_attempts: 6 } });
-    await emit();
+    const id = await webhookAt("/recovers", { retry_policy: { max_attempts: 6 } });
+    await emitFailure();
     const list = await waitForAttempts(id, 2);
     expect(list.map((d) => [d.attempt_number, d.success])).toEqual([
       [1, false],
@@ -181,19 +179,14 @@ describe("automatic retries", () => {
       { database: undefined },
     );
     try {
-      const project = (await slow.api("POST", "/projects", { body: { name: "M", slug: "m" } })).body.id;
+      const project = await createProject(slow, "m", "M");
       answers("/manual", [500]);
-      const created = await slow.api("POST", `/projects/${project}/webhooks`, {
-        body: {
-          url: `${receiver.url}/manual`,
-          events: ["deployment.failed"],
-          retry_policy: { max_attempts: 3 },
-        },
+      const { id } = await createWebhook(slow, project, {
+        url: `${receiver.url}/manual`,
+        events: ["deployment.failed"],
+        retry_policy: { max_attempts: 3 },
       });
-      const id = created.body.id;
-      const emitted = await withTransaction(slow.pool, (client) =>
-        emitEvent(client, { eventType: "deployment.failed", projectId: project, payload: {} }),
-      );
+      const emitted = await emit(slow.pool, project, "deployment.failed", {});
       // Attempt 1 failed; attempt 2 waits ten minutes, outside the queue.
       const waiting = await eventually(async () => {
         const { rows } = await slow.pool.query(
@@ -229,8 +222,8 @@ describe("automatic retries", () => {
 
 describe("waiting retries", () => {
   it("go with their webhook when it is deleted", async () => {
-    const id = await createWebhook("/deleted", { retry_policy: { max_attempts: 2 } });
-    const emitted = await emit();
+    const id = await webhookAt("/deleted", { retry_policy: { max_attempts: 2 } });
+    const emitted = await emitFailure();
     await service.pool.query(
       `INSERT INTO scheduled_retries (webhook_id, event_id, event_type, attempt_number, due_at)
        VALUES ($1, $2, 'deployment.failed', 2, clock_timestamp() + interval '1 hour')`,
@@ -255,20 +248,14 @@ describe("a scheduled retry survives a restart", () => {
     let first: TestService | undefined = await startTestService(env, { database });
     let second: TestService | undefined;
     try {
-      const project = (await first.api("POST", "/projects", { body: { name: "R", slug: "r" } })).body.id;
+      const project = await createProject(first, "r", "R");
       answers("/restart", [500, 200]);
-      const id = (
-        await first.api("POST", `/projects/${project}/webhooks`, {
-          body: {
-            url: `${receiver.url}/restart`,
-            events: ["deployment.failed"],
-            retry_policy: { max_attempts: 2 },
-          },
-        })
-      ).body.id;
-      await withTransaction(first.pool, (client) =>
-        emitEvent(client, { eventType: "deployment.failed", projectId: project, payload: {} }),
-      );
+      const { id } = await createWebhook(first, project, {
+        url: `${receiver.url}/restart`,
+        events: ["deployment.failed"],
+        retry_policy: { max_attempts: 2 },
+      });
+      await emit(first.pool, project, "deployment.failed", {});
       await eventually(async () =>
         (await unfinished(id, first)).some((r) => r.state === "scheduled") ? true : undefined,
       );
@@ -302,7 +289,7 @@ describe("a scheduled retry survives a restart", () => {
 
 describe("deliveries queued for a webhook that is then disabled", () => {
   it("are not sent: each is recorded as a failed attempt saying so, and can be retried once enabled", async () => {
-    const id = await createWebhook("/disabled-later");
+    const id = await webhookAt("/disabled-later");
     await withTransaction(service.pool, async (client) => {
       await emitEvent(client, { eventType: "deployment.failed", projectId, payload: {} });
       await updateWebhook(client, testSecretBox(), projectId, id, { enabled: false });
@@ -327,15 +314,15 @@ describe("auto_disable", () => {
 
   it("disables a webhook after N failed deliveries in a row, records why, and enabling clears it", async () => {
     answers("/dead", [500]);
-    const id = await createWebhook("/dead", { auto_disable: { after_failures: 3, min_duration_seconds: 0 } });
+    const id = await webhookAt("/dead", { auto_disable: { after_failures: 3, min_duration_seconds: 0 } });
     const path = `/projects/${projectId}/webhooks/${id}`;
     const countedBefore = await disabledTotal();
     // Two failures: still enabled.
-    await emit();
-    await emit();
+    await emitFailure();
+    await emitFailure();
     await waitForAttempts(id, 2);
     expect((await service.api("GET", path)).body).toMatchObject({ enabled: true, disabled_reason: null });
-    await emit();
+    await emitFailure();
     const disabled = await eventually(async () => {
       const webhook = (await service.api("GET", path)).body;
       return webhook.enabled ? undefined : webhook;
@@ -346,7 +333,7 @@ describe("auto_disable", () => {
     expect(Date.parse(disabled.disabled_at)).not.toBeNaN();
     expect(await disabledTotal()).toBe(countedBefore + 1);
     // Disabled: new events queue nothing for it.
-    await emit();
+    await emitFailure();
     const { rows } = await service.pool.query(
       "SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1",
       [id],
@@ -357,8 +344,8 @@ describe("auto_disable", () => {
     const enabled = await service.api("PUT", path, { body: { enabled: true } });
     expect(enabled.body).toMatchObject({ enabled: true, disabled_reason: null, disabled_at: null });
     // The run starts again from zero: two more failures leave it enabled.
-    await emit();
-    await emit();
+    await emitFailure();
+    await emitFailure();
     await waitForAttempts(id, 5);
     expect((await service.api("GET", path)).body.enabled).toBe(true);
     expect(await disabledTotal()).toBe(countedBefore + 1);
@@ -366,11 +353,11 @@ describe("auto_disable", () => {
 
   it("a success ends the run of failures", async () => {
     answers("/flaky", [500, 500, 200, 500, 500]);
-    const id = await createWebhook("/flaky", {
+    const id = await webhookAt("/flaky", {
       auto_disable: { after_failures: 3, min_duration_seconds: 0 },
     });
     for (let i = 0; i < 5; i++) {
-      await emit();
+      await emitFailure();
       await waitForAttempts(id, i + 1);
     }
     expect((await service.api("GET", `/projects/${projectId}/webhooks/${id}`)).body.enabled).toBe(true);
@@ -382,10 +369,10 @@ describe("auto_disable", () => {
 
   it("waits for min_duration_seconds however many deliveries failed", async () => {
     answers("/young", [500]);
-    const id = await createWebhook("/young", {
+    const id = await webhookAt("/young", {
       auto_disable: { after_failures: 2, min_duration_seconds: 3600 },
     });
-    for (let i = 0; i < 4; i++) await emit();
+    for (let i = 0; i < 4; i++) await emitFailure();
     await waitForAttempts(id, 4);
     expect((await service.api("GET", `/projects/${projectId}/webhooks/${id}`)).body.enabled).toBe(true);
     // The failures began an hour ago: the next one disables it.
@@ -393,7 +380,7 @@ describe("auto_disable", () => {
       "UPDATE webhooks SET failing_since = failing_since - interval '1 hour' WHERE id = $1",
       [id],
     );
-    await emit();
+    await emitFailure();
     const webhook = await eventually(async () => {
       const found = (await service.api("GET", `/projects/${projectId}/webhooks/${id}`)).body;
       return found.enabled ? undefined : found;
@@ -403,11 +390,11 @@ describe("auto_disable", () => {
 
   it("schedules no retry for the failure that disables the webhook", async () => {
     answers("/dead-retrying", [500]);
-    const id = await createWebhook("/dead-retrying", {
+    const id = await webhookAt("/dead-retrying", {
       retry_policy: { max_attempts: 6 },
       auto_disable: { after_failures: 2, min_duration_seconds: 0 },
     });
-    await emit();
+    await emitFailure();
     // Attempt 1 fails, attempt 2 (its retry) fails and disables: no attempt 3 is scheduled.
     const list = await waitForAttempts(id, 2);
     expect(list.map((d) => d.attempt_number)).toEqual([1, 2]);

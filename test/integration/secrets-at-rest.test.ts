@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
+import { createProject } from "../support/api-fixtures.js";
 import { assertBuilt, runCli } from "../support/cli.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { dumpDatabase } from "../support/database-dump.js";
@@ -52,8 +53,7 @@ describe("webhook secrets at rest", () => {
 
   it("a dump of the database holds the webhooks but none of their secrets", async () => {
     await withService({}, async (service) => {
-      const project = await service.api("POST", "/projects", { body: { name: "Sealed", slug: "sealed" } });
-      projectId = project.body.id;
+      projectId = await createProject(service, "sealed", "Sealed");
       const created = [];
       for (const secret of secrets.slice(0, 2)) {
         const response = await service.api("POST", `/projects/${projectId}/webhooks`, {

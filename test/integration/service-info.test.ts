@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { version } from "../../src/version.js";
+import { createProject } from "../support/api-fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // GET /api/service-info: what the dashboard needs to speak of this installation correctly (whether
@@ -12,9 +13,9 @@ beforeAll(async () => {
 afterAll(() => service.close());
 
 it("says standalone, the version and the configured retry waits, to any valid key", async () => {
-  const project = await service.api("POST", "/projects", { body: { name: "Info", slug: "info" } });
+  const project = await createProject(service, "info", "Info");
   const limited = await service.api("POST", "/api-keys", {
-    body: { name: "limited", project_ids: [project.body.id] },
+    body: { name: "limited", project_ids: [project] },
   });
   for (const key of [undefined, limited.body.key]) {
     const info = await service.api("GET", "/service-info", { key });

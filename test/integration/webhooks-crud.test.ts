@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createProject } from "../support/api-fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { webhookFields } from "../support/spec-fields.js";
 
@@ -7,9 +8,7 @@ let projectId: number;
 
 beforeAll(async () => {
   service = await startTestService();
-  const project = await service.api("POST", "/projects", { body: { name: "Shop", slug: "shop" } });
-  expect(project.status).toBe(201);
-  projectId = project.body.id;
+  projectId = await createProject(service, "shop", "Shop");
 });
 afterAll(() => service.close());
 

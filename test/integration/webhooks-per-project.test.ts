@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { createProject } from "../support/api-fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // A project may have at most WEBHOOKS_PER_PROJECT_LIMIT webhooks (default 100): a project-scoped key
@@ -13,7 +14,7 @@ afterAll(() => service.close());
 const body = { url: "https://receiver.example/h", events: ["deployment.created"] };
 
 async function project(slug: string): Promise<number> {
-  return (await service.api("POST", "/projects", { body: { name: slug, slug } })).body.id;
+  return createProject(service, slug);
 }
 
 it("answers 409 limit_reached past the limit, creating nothing, and counts per project", async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { testSecretBox } from "../support/secret-keys.js";
 import type { ApiCallOptions, ApiResponse } from "../support/service.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -67,22 +68,14 @@ async function expectRejected(
 
 const valid = { url: "https://example.com/hook", events: ["deployment.succeeded"] };
 
-async function createWebhook(projectId: number, body: Record<string, unknown> = {}) {
-  const response = await service.api("POST", `/projects/${projectId}/webhooks`, {
-    body: { ...valid, ...body },
-  });
-  expect(response.status).toBe(201);
-  return response.body;
-}
+/** A valid webhook of the project, with `body`'s fields; as the API answered it. */
+const validWebhook = (projectId: number, body: Record<string, unknown> = {}) =>
+  createWebhook(service, projectId, { ...valid, ...body });
 
 beforeAll(async () => {
   service = await startTestService();
-  const a = await service.api("POST", "/projects", { body: { name: "A", slug: "a" } });
-  const b = await service.api("POST", "/projects", { body: { name: "B", slug: "b" } });
-  expect(a.status).toBe(201);
-  expect(b.status).toBe(201);
-  projectA = a.body.id;
-  projectB = b.body.id;
+  projectA = await createProject(service, "a", "A");
+  projectB = await createProject(service, "b", "B");
 });
 afterAll(() => service.close());
 
@@ -190,26 +183,26 @@ describe("POST /projects/{project_id}/webhooks: invalid input", () => {
 
 describe("POST /projects/{project_id}/webhooks: accepted input", () => {
   it("defaults enabled to true and has_secret to false", async () => {
-    const body = await createWebhook(projectA);
+    const body = await validWebhook(projectA);
     expect(body).toMatchObject({ enabled: true, has_secret: false, events: ["deployment.succeeded"] });
     const row = await webhookRow(body.id);
     expect(row).toMatchObject({ enabled: true, secret: null, project_id: projectA, owner: null });
   });
 
   it("accepts enabled false", async () => {
-    const body = await createWebhook(projectA, { enabled: false });
+    const body = await validWebhook(projectA, { enabled: false });
     expect(body.enabled).toBe(false);
     expect((await webhookRow(body.id))?.enabled).toBe(false);
   });
 
   it("reports has_secret true when a secret is given", async () => {
-    const body = await createWebhook(projectA, { secret: "a-secret" });
+    const body = await validWebhook(projectA, { secret: "a-secret" });
     expect(body.has_secret).toBe(true);
     expect(await storedSecret(body.id)).toBe("a-secret");
   });
 
   it("deduplicates repeated event names", async () => {
-    const body = await createWebhook(projectA, {
+    const body = await validWebhook(projectA, {
       events: ["deployment.failed", "deployment.succeeded", "deployment.failed", "deployment.succeeded"],
     });
     expect(body.events).toEqual(["deployment.failed", "deployment.succeeded"]);
@@ -219,14 +212,14 @@ describe("POST /projects/{project_id}/webhooks: accepted input", () => {
   it("accepts a url of exactly 2048 characters and http://", async () => {
     const url = `http://example.com/${"a".repeat(2048 - "http://example.com/".length)}`;
     expect(url.length).toBe(2048);
-    const body = await createWebhook(projectA, { url });
+    const body = await validWebhook(projectA, { url });
     expect(body.url).toBe(url);
   });
 });
 
 describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
   it("accepts {} and moves updated_at strictly forward, keeping every other field", async () => {
-    const created = await createWebhook(projectA, { secret: "keep-me", enabled: false });
+    const created = await validWebhook(projectA, { secret: "keep-me", enabled: false });
     const rowBefore = await webhookRow(created.id);
     const updated = await service.api("PUT", `/projects/${projectA}/webhooks/${created.id}`, { body: {} });
     expect(updated.status).toBe(200);
@@ -239,7 +232,7 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
   });
 
   it("keeps omitted fields and changes only the supplied ones", async () => {
-    const created = await createWebhook(projectA, {
+    const created = await validWebhook(projectA, {
       url: "https://example.com/one",
       events: ["deployment.created", "deployment.ready"],
       secret: "s1",
@@ -273,7 +266,7 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
   });
 
   it("replaces the secret when one is supplied and removes it with null", async () => {
-    const created = await createWebhook(projectA, { secret: "old-secret" });
+    const created = await validWebhook(projectA, { secret: "old-secret" });
     expect(await storedSecret(created.id)).toBe("old-secret");
 
     const replaced = await service.api("PUT", `/projects/${projectA}/webhooks/${created.id}`, {
@@ -298,7 +291,7 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
   });
 
   it("moves updated_at strictly forward across 5 rapid consecutive updates", async () => {
-    const created = await createWebhook(projectA);
+    const created = await validWebhook(projectA);
     let previous = Date.parse(created.updated_at);
     for (let i = 0; i < 5; i++) {
       const response = await service.api("PUT", `/projects/${projectA}/webhooks/${created.id}`, {
@@ -330,7 +323,7 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
     ["unknown field", { enabled: false, owner: "someone/else" }],
     ["body is an array", []],
   ])("rejects %s with 400 and leaves the row unchanged", async (_name, body) => {
-    const created = await createWebhook(projectA, { secret: "unchanged" });
+    const created = await validWebhook(projectA, { secret: "unchanged" });
     const before = await webhookRow(created.id);
     const response = await service.api("PUT", `/projects/${projectA}/webhooks/${created.id}`, { body });
     expectErrorShape(response, 400);
@@ -342,7 +335,7 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
     ["text/plain body", { rawBody: "{}", contentType: "text/plain" }, 400, "bad_request"],
     ["body over 64kb", { rawBody: JSON.stringify({ url: `https://e.com/${"a".repeat(70_000)}` }) }, 413],
   ] as const)("rejects %s and leaves the row unchanged", async (_name, options, status, code?: string) => {
-    const created = await createWebhook(projectA);
+    const created = await validWebhook(projectA);
     const before = await webhookRow(created.id);
     const response = await service.api("PUT", `/projects/${projectA}/webhooks/${created.id}`, {
       ...options,
@@ -359,7 +352,7 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
 
 describe("webhooks addressed under another project", () => {
   it("answers 404 for GET, PUT and DELETE and leaves the row in place", async () => {
-    const created = await createWebhook(projectA, { secret: "x" });
+    const created = await validWebhook(projectA, { secret: "x" });
     const before = await webhookRow(created.id);
     const path = `/projects/${projectB}/webhooks/${created.id}`;
     expectErrorShape(await service.api("GET", path), 404, "not_found");
@@ -374,7 +367,7 @@ describe("webhooks addressed under another project", () => {
 
 describe("webhooks owned by a Kubernetes resource", () => {
   it("refuses PUT and DELETE with 409 naming the resource; GET still works", async () => {
-    const created = await createWebhook(projectA);
+    const created = await validWebhook(projectA);
     await service.pool.query("UPDATE webhooks SET owner = 'team-a/deploy-hook' WHERE id = $1", [created.id]);
     const before = await webhookRow(created.id);
     const path = `/projects/${projectA}/webhooks/${created.id}`;
@@ -420,9 +413,9 @@ describe("GET /webhook-event-types (endpoint 1)", () => {
   });
 
   it("accepts a subscription to names that are never emitted", async () => {
-    const body = await createWebhook(projectA, { events: ["email.bounced", "project.created"] });
+    const body = await validWebhook(projectA, { events: ["email.bounced", "project.created"] });
     expect(body.events).toEqual(["email.bounced", "project.created"]);
-    const all = await createWebhook(projectA, { events: specEventNames });
+    const all = await validWebhook(projectA, { events: specEventNames });
     expect(all.events).toEqual(specEventNames);
   });
 });

@@ -1,24 +1,6 @@
 import type { Pool } from "../../src/db/pool.js";
 import { uuidV7 } from "../../src/delivery-engine/envelope.js";
 import { signPayload } from "../../src/delivery-engine/sender.js";
-import type { TestService } from "./service.js";
-
-export async function createProject(service: TestService, name: string, slug: string): Promise<number> {
-  const response = await service.api("POST", "/projects", { body: { name, slug } });
-  if (response.status !== 201)
-    throw new Error(`creating project ${slug}: ${response.status} ${response.text}`);
-  return response.body.id as number;
-}
-
-export async function createWebhook(
-  service: TestService,
-  projectId: number,
-  body: Record<string, unknown>,
-): Promise<number> {
-  const response = await service.api("POST", `/projects/${projectId}/webhooks`, { body });
-  if (response.status !== 201) throw new Error(`creating a webhook: ${response.status} ${response.text}`);
-  return response.body.id as number;
-}
 
 /** A webhook as the operator writes one for a `Webhook` resource: its owner column names the resource. */
 export async function markManagedByResource(pool: Pool, webhookId: number, owner: string): Promise<void> {

@@ -1,12 +1,8 @@
 import type { Page } from "playwright-core";
 import { expect } from "vitest";
+import { createProject, createWebhook } from "./api-fixtures.js";
 import { signIn } from "./browser.js";
-import {
-  createProject,
-  createWebhook,
-  insertDeliveryHistory,
-  markManagedByResource,
-} from "./dashboard-data.js";
+import { insertDeliveryHistory, markManagedByResource } from "./dashboard-data.js";
 import { type Receiver, startReceiver } from "./receiver.js";
 import { startTestService, type TestService } from "./service.js";
 
@@ -35,16 +31,16 @@ const signingSecret = "whsec_example_secret_value";
 export async function startShowcase(): Promise<Showcase> {
   const service = await startTestService();
   const receiver = await startReceiver();
-  const project = await createProject(service, "Storefront", "storefront");
-  const empty = await createProject(service, "Payments API", "payments");
-  await createProject(service, "Internal tools", "internal-tools");
-  const signed = await createWebhook(service, project, {
+  const project = await createProject(service, "storefront", "Storefront");
+  const empty = await createProject(service, "payments", "Payments API");
+  await createProject(service, "internal-tools", "Internal tools");
+  const { id: signed } = await createWebhook(service, project, {
     url: `${receiver.url}/hooks/deployments`,
     events: ["deployment.succeeded", "deployment.failed", "deployment.cancelled"],
     secret: signingSecret,
     retry_policy: { max_attempts: 3 },
   });
-  const managed = await createWebhook(service, project, {
+  const { id: managed } = await createWebhook(service, project, {
     url: "https://chat.example.com/api/webhooks/release-notes",
     events: ["deployment.succeeded"],
   });
@@ -60,7 +56,7 @@ export async function startShowcase(): Promise<Showcase> {
     ],
     enabled: false,
   });
-  const autoDisabled = await createWebhook(service, project, {
+  const { id: autoDisabled } = await createWebhook(service, project, {
     url: "https://status.example.com/hooks/rollouts",
     events: ["deployment.failed"],
     auto_disable: { after_failures: 10, min_duration_seconds: 3600 },
