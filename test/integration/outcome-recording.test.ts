@@ -7,6 +7,7 @@ import { type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import { createLogger } from "../../src/logger.js";
+import { metrics } from "../../src/metrics.js";
 import { insertProject } from "../../src/projects/store.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
@@ -120,7 +121,10 @@ describe("a short database outage", () => {
       // The database goes away while the five sends are open; they finish meanwhile.
       await postgres.stop();
       release();
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // The five sends end (no delivery in flight any more) while the database is still away.
+      await eventually(async () =>
+        (await metrics.inFlight.get()).values[0]?.value === 0 ? true : undefined,
+      );
       postgres = await startEmbeddedPostgres({ dataDir, port, logger });
       await eventually(async () => {
         const { rows } = await service.pool.query(
@@ -128,8 +132,8 @@ describe("a short database outage", () => {
         );
         return rows[0].n === 5 ? true : undefined;
       }, 30_000);
-      // Longer than the lease: a forgotten outcome would have been sent again by now.
-      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      // Every row is finished, so no worker will send one again: a forgotten outcome would have left its
+      // row in flight, sent again once its lease ran out (and received) before it could be finished.
       expect(receiver.requests.filter((r) => r.path === "/slow")).toHaveLength(5);
     } finally {
       await service.close();

@@ -40,10 +40,20 @@ it("page and total agree while rows are inserted concurrently", async () => {
     const page = 1 + (i % 3);
     const { rows, total } = await listProjects(pool, { page, size }, null);
     const before = (page - 1) * size;
-    // A short page is the last: total is exactly what precedes it plus what it holds.
-    if (rows.length < size && rows.length > 0) expect(total).toBe(before + rows.length);
-    // A full page can be followed by more, never by fewer.
-    if (rows.length === size) expect(total).toBeGreaterThanOrEqual(before + size);
+    // A short page is the last: total is exactly what precedes it plus what it holds. A full page can
+    // be followed by more, never by fewer. An empty page lies past the end: total is below its start.
+    const agrees =
+      rows.length === size
+        ? total >= before + size
+        : rows.length > 0
+          ? total === before + rows.length
+          : total <= before;
+    expect({ page, rows: rows.length, total, agrees }).toEqual({
+      page,
+      rows: rows.length,
+      total,
+      agrees: true,
+    });
     checked += 1;
   }
   inserting = false;

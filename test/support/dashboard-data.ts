@@ -10,7 +10,8 @@ export async function markManagedByResource(pool: Pool, webhookId: number, owner
 /**
  * Finished delivery records written straight into Postgres, spread over the past (hoursAgo per row):
  * history that real sends could only produce by waiting days. Each row gets its own event, with an id
- * of the service's own kind (UUIDv7, from its time), and a plausible duration.
+ * of the service's own kind (UUIDv7, from its time), and a plausible duration. Returns each row's
+ * created_at, in the order given.
  */
 export async function insertDeliveryHistory(
   pool: Pool,
@@ -19,10 +20,12 @@ export async function insertDeliveryHistory(
   rows: { hoursAgo: number; success: boolean; eventType?: string }[],
   /** The webhook's secret: the attempts then record the timestamp and signature a send would have. */
   secret?: string,
-): Promise<void> {
+): Promise<Date[]> {
+  const written: Date[] = [];
   for (const [index, row] of rows.entries()) {
     const eventType = row.eventType ?? "deployment.succeeded";
     const at = new Date(Date.now() - row.hoursAgo * 3_600_000);
+    written.push(at);
     const eventId = uuidV7(at);
     const envelope = JSON.stringify({
       id: eventId,
@@ -57,4 +60,5 @@ export async function insertDeliveryHistory(
       ],
     );
   }
+  return written;
 }
