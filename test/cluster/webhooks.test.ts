@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
+import { metrics } from "../../src/metrics.js";
 import {
   type Cluster,
   createNamespaces,
@@ -48,6 +49,12 @@ afterAll(async () => {
   await deleteNamespaces(cluster, label);
   await database?.drop();
 });
+
+/** Reconciles of Webhook resources this process has made so far (any result). */
+async function webhookReconciles(): Promise<number> {
+  const { values } = await metrics.reconciles.get();
+  return values.filter((v) => v.labels.controller === "webhook").reduce((sum, v) => sum + v.value, 0);
+}
 
 function startOperator(): Promise<TestService> {
   return startTestService(
@@ -251,10 +258,19 @@ describe("Webhook resources on a real cluster", () => {
   it("do not loop: a Ready resource is not written again while nothing changes", async () => {
     await waitForReady(cluster, namespace, "deploys", "True", 2);
     await service.operator?.idle();
-    const before = (await getWebhook(cluster, namespace, "deploys"))?.metadata.resourceVersion;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const reconciled = await webhookReconciles();
+    // A change that is no change to the operator (an annotation: same spec, same status) makes it
+    // reconcile the resource, as its own status write does; a loop would write the status again.
+    const patched = await cluster.kubectl([
+      ...["-n", namespace, "annotate", "webhooks.webhook-operator.io", "deploys", "example.com/touched=1"],
+      ...["--overwrite", "-o", "jsonpath={.metadata.resourceVersion}"],
+    ]);
+    await eventually(
+      async () => ((await webhookReconciles()) > reconciled ? true : undefined),
+      clusterPatience,
+    );
     await service.operator?.idle();
-    expect((await getWebhook(cluster, namespace, "deploys"))?.metadata.resourceVersion).toBe(before);
+    expect((await getWebhook(cluster, namespace, "deploys"))?.metadata.resourceVersion).toBe(patched.trim());
   });
 
   it("delete the service's webhook through the finalizer when the resource is deleted", async () => {

@@ -90,7 +90,11 @@ export function rolloutLedger(observer: Pool, receiver: Receiver) {
   }
   return {
     received,
-    /** Waits for `expected` (in any order: deliveries are concurrent), then checks nothing more came. */
+    /**
+     * Waits for `expected` (in any order: deliveries are concurrent), then until every delivery of every
+     * event recorded for the rollout has been sent: what the receiver holds then is all that was recorded
+     * (a duplicate, or an event too many, would be there), and must be exactly `expected`.
+     */
     async waitFor(name: string, expected: string[], revision = "1"): Promise<void> {
       await eventually(async () => {
         await refresh();
@@ -100,7 +104,17 @@ export function rolloutLedger(observer: Pool, receiver: Receiver) {
           `${name}@${revision}: expected ${expected.join(", ")}; got ${received(name, revision).join(", ")}`,
         );
       });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await eventually(async () => {
+        const { rows } = await observer.query<{ unsent: number }>(
+          `SELECT count(*)::int AS unsent
+             FROM deployments r
+             JOIN events e ON (e.envelope::jsonb->'payload'->>'deployment_id')::bigint = r.id
+             JOIN deliveries d ON d.event_id = e.id
+            WHERE r.name = $1 AND r.revision = $2 AND d.delivered_at IS NULL`,
+          [name, revision],
+        );
+        return rows[0]?.unsent === 0 ? true : undefined;
+      }, clusterPatience);
       await refresh();
       expect([...received(name, revision)].sort()).toEqual([...expected].sort());
     },
