@@ -100,7 +100,7 @@ it("stops the controllers when the Lease is taken, and takes it back once nobody
   );
 
   // Another holder takes the Lease (what a leader cut off from the API server finds when it is back),
-  // for longer than the test lasts: the operator cannot lead again until it is let go below.
+  // for longer than the test lasts: the operator cannot lead again until that is shortened below.
   await writeLease((spec) => ({
     ...spec,
     holderIdentity: "someone-else",
@@ -124,8 +124,9 @@ it("stops the controllers when the Lease is taken, and takes it back once nobody
   expect((await getWebhook(cluster, namespace, "while-not-leading"))?.status).toBeUndefined();
   expect(await webhookReconciles()).toBe(reconciled);
 
-  // … until "someone-else" lets the Lease go (it was last renewed an hour ago) and the operator leads again.
-  await writeLease((spec) => ({ ...spec, renewTime: new V1MicroTime(Date.now() - 3_600_000) }));
+  // … until "someone-else" shortens its Lease to 3 s and never renews it: once it has not changed for
+  // that long, the operator takes it and leads again.
+  await writeLease((spec) => ({ ...spec, renewTime: new V1MicroTime(), leaseDurationSeconds: 3 }));
   await eventually(async () => (service.operator?.isLeader() ? true : undefined), clusterPatience);
   await waitForReady(cluster, namespace, "while-not-leading", "True");
   const taken = await coordination().readNamespacedLease({ name: label, namespace });
