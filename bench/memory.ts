@@ -41,6 +41,17 @@ export interface ServiceMemory {
 
 const mib = (bytes: number) => bytes / 1024 / 1024;
 
+/** Issue 28's memory targets, each as [what it says, whether it was met]. */
+export function memoryTargets(memory: ServiceMemory): [string, boolean][] {
+  return [
+    [`idle RSS < 75 MiB (${memory.idleRssMiB.toFixed(0)} MiB)`, memory.idleRssMiB < 75],
+    [
+      `peak RSS < 110 MiB while draining the burst (${memory.peakRssMiB.toFixed(0)} MiB)`,
+      memory.peakRssMiB < 110,
+    ],
+  ];
+}
+
 /** VmRSS and VmHWM (the peak resident set since start) of a process, from /proc, in bytes. */
 async function residentSet(pid: number): Promise<{ rss: number; peak: number }> {
   const status = await readFile(`/proc/${pid}/status`, "utf8");
