@@ -1,4 +1,4 @@
-import type { ServiceMemory } from "./memory.js";
+import { memoryTargets, type ServiceMemory } from "./memory.js";
 import type { PgTimePerEvent } from "./pg-time.js";
 import { formatMs, formatRatio, formatTable, type ScenarioResult } from "./stats.js";
 
@@ -88,11 +88,7 @@ export function printSummary(
   console.log(
     `  service process: idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; peak RSS ${memory.peakRssMiB.toFixed(0)} MiB and peak heap ${memory.peakHeapMiB.toFixed(0)} MiB draining the burst`,
   );
-  targets.push([`idle RSS < 100 MiB (${memory.idleRssMiB.toFixed(0)} MiB)`, memory.idleRssMiB < 100]);
-  targets.push([
-    `peak RSS < 160 MiB while draining the burst (${memory.peakRssMiB.toFixed(0)} MiB)`,
-    memory.peakRssMiB < 160,
-  ]);
+  targets.push(...memoryTargets(memory));
   for (const [key, rate, bound] of [
     ["enginePaced200", 200, 10],
     ["enginePaced", pacedRate, 15],
