@@ -1,4 +1,5 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
+import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { bootstrapApiKey } from "../api-keys/bootstrap.js";
@@ -22,6 +23,11 @@ import { autoDisablePolicy } from "../webhooks/auto-disable.js";
 import type { Config } from "./config.js";
 import { findDashboardDir } from "./dashboard.js";
 import { createApp } from "./http-app.js";
+
+// Required, not imported: `import … from "node:http"` builds Node's ES module view of http, which reads
+// every export, the lazy WebSocket and MessageEvent among them, and so loads Node's bundled undici
+// (fetch, WebSocket: about 70 internal modules, 10 MiB resident) that the service never uses.
+const { createServer } = createRequire(import.meta.url)("node:http") as typeof import("node:http");
 
 export interface RunningService {
   url: string;
