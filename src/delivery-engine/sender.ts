@@ -1,9 +1,13 @@
 import { createHmac } from "node:crypto";
-import { STATUS_CODES } from "node:http";
+import { createRequire } from "node:module";
 import type { Dispatcher } from "undici";
 import { deliveryHeaders } from "./delivery-headers.js";
 import { DestinationRefusedError } from "./destination-policy.js";
 import { hmacKey } from "./signing-key.js";
+
+// Required, not imported: importing "node:http" as an ES module reads every export of http, and its lazy
+// WebSocket loads Node's bundled undici (about 10 MiB resident) that the engine never uses.
+const { STATUS_CODES } = createRequire(import.meta.url)("node:http") as typeof import("node:http");
 
 export interface OutboundDelivery {
   url: string;
