@@ -1,4 +1,7 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=50
+// Run as `webhook-operator …` (npm's bin), Node gets the flags that `npm start` and the image give it:
+// a 4 MiB young generation and old-generation collections at 50% growth (docs/operating.md, Memory).
+// test/unit/node-flags.test.ts holds the three places to the same flags.
 import { Command } from "commander";
 import { version } from "../version.js";
 import { reportError } from "./errors.js";
