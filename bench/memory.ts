@@ -1,36 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { createPool, withTransaction } from "../src/db/pool.js";
 import { emitEvents } from "../src/delivery-engine/emit.js";
-import { freePort } from "../test/support/ports.js";
 import type { BenchServer } from "./database.js";
-import {
-  benchEvents,
-  benchServiceEnv,
-  chunk,
-  createProjectWithWebhooks,
-  sleep,
-  waitUntilAllDone,
-} from "./fixtures.js";
+import { benchEvents, chunk, createProjectWithWebhooks, sleep, waitUntilAllDone } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const serviceEntry = path.join(repoRoot, "dist/src/cli/main.js");
-
-/** The Node flags `npm start` runs the service with (package.json), so the figures are that process's. */
-async function startFlags(): Promise<string[]> {
-  const scripts = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8")).scripts;
-  return (
-    /^node ((?:--\S+ )*)dist\/src\/cli\/main\.js serve$/
-      .exec(scripts.start)?.[1]
-      ?.trim()
-      .split(" ")
-      .filter(Boolean) ?? []
-  );
-}
+import { startServiceProcess } from "./service-process.js";
 
 export interface ServiceMemory {
   idleRssMiB: number;
@@ -64,13 +38,6 @@ async function heapUsed(url: string): Promise<number> {
   return Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? 0);
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
-
 /**
  * The built service (`node … dist/src/cli/main.js serve`, as `npm start` runs it) in a process of its
  * own, without a cluster: its resident set when idle, then its peak resident set (VmHWM) and peak V8
@@ -81,36 +48,17 @@ export async function measureServiceMemory(
   receiver: ReceiverProcess,
   events: number,
 ): Promise<ServiceMemory> {
-  if (!existsSync(serviceEntry)) throw new Error(`${serviceEntry} is missing: run npm run build first`);
   const database = await server.freshDatabase("memory");
   const emitter = createPool(database.url, 2);
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...(await startFlags()), serviceEntry, "serve"], {
-    env: {
-      PATH: process.env.PATH,
-      ...benchServiceEnv,
-      PORT: String(port),
-      DATABASE_URL: database.url,
-      KUBERNETES: "false",
-      DELIVERY_CONCURRENCY: "128",
-      DELIVERY_PER_WEBHOOK_CONCURRENCY: "128",
-    },
-    stdio: ["ignore", "ignore", "inherit"],
+  const project = await createProjectWithWebhooks(database.url, receiver.url, 1);
+  const service = await startServiceProcess(database.url, {
+    DELIVERY_CONCURRENCY: "128",
+    DELIVERY_PER_WEBHOOK_CONCURRENCY: "128",
   });
+  const { pid, url } = service;
   try {
-    const project = await createProjectWithWebhooks(database.url, receiver.url, 1);
-    for (let attempt = 0; ; attempt++) {
-      const ready = await fetch(`${url}/readyz`).then(
-        (response) => response.ok,
-        () => false,
-      );
-      if (ready) break;
-      if (attempt > 300 || child.exitCode !== null) throw new Error("the service did not become ready");
-      await sleep(100);
-    }
     await sleep(2_000);
-    const idle = await residentSet(child.pid as number);
+    const idle = await residentSet(pid);
 
     let peakHeap = await heapUsed(url);
     let sampling = true;
@@ -127,7 +75,7 @@ export async function measureServiceMemory(
     const doneAt = await waitUntilAllDone(emitter, project.id, events, 180_000);
     sampling = false;
     await sampler;
-    const after = await residentSet(child.pid as number);
+    const after = await residentSet(pid);
     await receiver.collect();
     return {
       idleRssMiB: mib(idle.rss),
@@ -136,7 +84,7 @@ export async function measureServiceMemory(
       drainSeconds: (doneAt - startedAt) / 1000,
     };
   } finally {
-    await stopChild(child);
+    await service.stop();
     await emitter.end();
     await database.drop();
   }

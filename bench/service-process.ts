@@ -1,0 +1,72 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { freePort } from "../test/support/ports.js";
+import { benchServiceEnv, sleep } from "./fixtures.js";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const serviceEntry = path.join(repoRoot, "dist/src/cli/main.js");
+
+/** The Node flags `npm start` runs the service with (package.json), so the figures are that process's. */
+export async function startFlags(): Promise<string[]> {
+  const scripts = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8")).scripts;
+  return (
+    /^node ((?:--\S+ )*)dist\/src\/cli\/main\.js serve$/
+      .exec(scripts.start)?.[1]
+      ?.trim()
+      .split(" ")
+      .filter(Boolean) ?? []
+  );
+}
+
+/** The built service in a process of its own, as `npm start` runs it, without a cluster. */
+export interface ServiceProcess {
+  pid: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+/** Starts `node <npm start's flags> dist/src/cli/main.js serve` against `databaseUrl`; resolves when ready. */
+export async function startServiceProcess(
+  databaseUrl: string,
+  settings: Record<string, string>,
+): Promise<ServiceProcess> {
+  if (!existsSync(serviceEntry)) throw new Error(`${serviceEntry} is missing: run npm run build first`);
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [...(await startFlags()), serviceEntry, "serve"], {
+    env: {
+      PATH: process.env.PATH,
+      ...benchServiceEnv,
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      KUBERNETES: "false",
+      ...settings,
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const ready = await fetch(`${url}/readyz`).then(
+        (response) => response.ok,
+        () => false,
+      );
+      if (ready) break;
+      if (attempt > 300 || child.exitCode !== null) throw new Error("the service did not become ready");
+      await sleep(100);
+    }
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+  return { pid: child.pid as number, url, stop: () => stopChild(child) };
+}
