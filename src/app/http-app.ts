@@ -95,10 +95,12 @@ export function createApp({
     throw new NotFoundError(`No endpoint ${req.method} /api${req.path}.`);
   });
 
-  // The document is public (it holds no data) and built once from the same schemas as the routes.
-  const openApiDocument = generateOpenApiDocument(registry, version);
+  // The document is public (it holds no data), built from the same schemas as the routes when first
+  // asked for and kept as text: a replica nobody asks does not hold it.
+  let openApiDocument: string | undefined;
   app.get("/api/docs", (_req, res) => {
-    res.json(openApiDocument);
+    openApiDocument ??= JSON.stringify(generateOpenApiDocument(registry, version));
+    res.type("json").send(openApiDocument);
   });
   app.use("/api", api);
   const dashboardRouter = dashboardRoutes(dashboard, logger);
