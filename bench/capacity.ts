@@ -14,6 +14,8 @@ import { type Replicas, startReplicas } from "./replicas.js";
 
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const replicaCounts = (process.env.BENCH_REPLICAS ?? "1,2,4").split(",").map(Number);
+if (!replicaCounts.every((count) => Number.isInteger(count) && count > 0))
+  throw new Error("BENCH_REPLICAS must be whole numbers ≥ 1, separated by commas (e.g. 1,2,4)");
 const burstEvents = Math.max(1_000, Math.round(20_000 * scale));
 const pacedSeconds = Math.max(2, 10 * scale);
 const pacedRates = [200, 500];

@@ -4,7 +4,7 @@ import { emitEvents } from "../src/delivery-engine/emit.js";
 import type { BenchServer } from "./database.js";
 import { benchEvents, chunk, createProjectWithWebhooks, sleep, waitUntilAllDone } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
-import { startServiceProcess } from "./service-process.js";
+import { type ServiceProcess, startServiceProcess } from "./service-process.js";
 
 export interface ServiceMemory {
   idleRssMiB: number;
@@ -50,13 +50,14 @@ export async function measureServiceMemory(
 ): Promise<ServiceMemory> {
   const database = await server.freshDatabase("memory");
   const emitter = createPool(database.url, 2);
-  const project = await createProjectWithWebhooks(database.url, receiver.url, 1);
-  const service = await startServiceProcess(database.url, {
-    DELIVERY_CONCURRENCY: "128",
-    DELIVERY_PER_WEBHOOK_CONCURRENCY: "128",
-  });
-  const { pid, url } = service;
+  let service: ServiceProcess | undefined;
   try {
+    const project = await createProjectWithWebhooks(database.url, receiver.url, 1);
+    service = await startServiceProcess(database.url, {
+      DELIVERY_CONCURRENCY: "128",
+      DELIVERY_PER_WEBHOOK_CONCURRENCY: "128",
+    });
+    const { pid, url } = service;
     await sleep(2_000);
     const idle = await residentSet(pid);
 
@@ -84,7 +85,7 @@ export async function measureServiceMemory(
       drainSeconds: (doneAt - startedAt) / 1000,
     };
   } finally {
-    await service.stop();
+    await service?.stop();
     await emitter.end();
     await database.drop();
   }
