@@ -12,13 +12,10 @@ const serviceEntry = path.join(repoRoot, "dist/src/cli/main.js");
 /** The Node flags `npm start` runs the service with (package.json), so the figures are that process's. */
 export async function startFlags(): Promise<string[]> {
   const scripts = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8")).scripts;
-  return (
-    /^node ((?:--\S+ )*)dist\/src\/cli\/main\.js serve$/
-      .exec(scripts.start)?.[1]
-      ?.trim()
-      .split(" ")
-      .filter(Boolean) ?? []
-  );
+  const flags = /^node ((?:--\S+ )*)dist\/src\/cli\/main\.js serve$/.exec(scripts.start)?.[1];
+  if (flags === undefined)
+    throw new Error(`package.json's start is not "node [flags] dist/src/cli/main.js serve"`);
+  return flags.trim().split(" ").filter(Boolean);
 }
 
 /** The built service in a process of its own, as `npm start` runs it, without a cluster. */
