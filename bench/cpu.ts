@@ -1,13 +1,15 @@
 // Where a scenario's CPU went, by process: this one (the engine or the bare loop, and the emitter),
-// Postgres (every process named postgres on the machine) and the receiver. Read from /proc, so Linux
-// only; elsewhere nothing is measured. On 2 shared cores, throughput follows the CPU a delivery costs
-// in all of them, which is what this explains.
+// Postgres and the receiver. Read from /proc, so Linux only; elsewhere nothing is measured. On 2 shared
+// cores, throughput follows the CPU a delivery costs in all of them, which is what this explains.
 import { readdirSync, readFileSync } from "node:fs";
+import type pg from "pg";
 
 /** CPU time used so far, in ms, by process group. */
 export interface CpuSample {
   bench: number;
   postgres: number;
+  /** Of `postgres`: the background processes (walwriter, checkpointer, autovacuum, …), not backends. */
+  postgresBackground: number;
   receiver: number;
 }
 
@@ -19,35 +21,80 @@ export interface CpuPerDelivery extends CpuSample {
 // Clock ticks per second of /proc/<pid>/stat's times (USER_HZ): 100 on every Linux Node runs on.
 const ticksToMs = 10;
 
-function stat(pid: string): { comm: string; cpuMs: number } | null {
+interface ProcStat {
+  comm: string;
+  ppid: number;
+  /** Its own CPU time. */
+  cpuMs: number;
+  /** The CPU time of its children that ended and were waited for. */
+  reapedChildrenMs: number;
+}
+
+function stat(pid: string | number): ProcStat | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name is in parentheses and may hold spaces; the fields after it are numbered from 3.
     const close = text.lastIndexOf(")");
-    const fields = text.slice(close + 2).split(" ");
-    const userTicks = Number(fields[11]);
-    const systemTicks = Number(fields[12]);
-    return { comm: text.slice(text.indexOf("(") + 1, close), cpuMs: (userTicks + systemTicks) * ticksToMs };
+    const fields = text
+      .slice(close + 2)
+      .split(" ")
+      .map(Number);
+    const [ppid, utime, stime, cutime, cstime] = [1, 11, 12, 13, 14].map((i) => fields[i] ?? 0);
+    return {
+      comm: text.slice(text.indexOf("(") + 1, close),
+      ppid: ppid as number,
+      cpuMs: ((utime as number) + (stime as number)) * ticksToMs,
+      reapedChildrenMs: ((cutime as number) + (cstime as number)) * ticksToMs,
+    };
   } catch {
     return null; // gone meanwhile, or no /proc
   }
 }
 
-export function cpuSample(receiverPid: number | undefined): CpuSample | null {
+/** Postgres names its backends "postgres: user db host …" and the rest by role ("postgres: walwriter"). */
+const isBackend = (pid: string) => {
+  try {
+    return /^postgres: \S+ \S+ \S+/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " "));
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The postmaster serving `db`, when it runs on this machine: the parent of this connection's backend.
+ * Its processes are the ones counted, not every postgres on the machine (other work runs its own).
+ */
+export async function postmasterOf(db: pg.Pool): Promise<number | undefined> {
+  const { rows } = await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+  const backend = rows[0] ? stat(rows[0].pid) : null;
+  return backend && stat(backend.ppid)?.comm === "postgres" ? backend.ppid : undefined;
+}
+
+/**
+ * CPU used so far. Postgres is the postmaster and all its processes, those that ended meanwhile too
+ * (counted in the postmaster's reaped children's time); without a known postmaster, every process
+ * named postgres.
+ */
+export function cpuSample(receiverPid: number | undefined, postmasterPid?: number): CpuSample | null {
   let pids: string[];
   try {
     pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
   } catch {
     return null;
   }
-  let postgres = 0;
+  const postmaster = postmasterPid === undefined ? null : stat(postmasterPid);
+  let postgres = postmaster ? postmaster.cpuMs + postmaster.reapedChildrenMs : 0;
+  let postgresBackground = 0;
   for (const pid of pids) {
     const found = stat(pid);
-    if (found?.comm === "postgres") postgres += found.cpuMs;
+    if (found?.comm !== "postgres") continue;
+    if (postmaster && found.ppid !== postmasterPid) continue;
+    postgres += found.cpuMs;
+    if (!isBackend(pid)) postgresBackground += found.cpuMs;
   }
   const { user, system } = process.cpuUsage();
-  const receiver = receiverPid === undefined ? null : stat(String(receiverPid));
-  return { bench: (user + system) / 1000, postgres, receiver: receiver?.cpuMs ?? 0 };
+  const receiver = receiverPid === undefined ? null : stat(receiverPid);
+  return { bench: (user + system) / 1000, postgres, postgresBackground, receiver: receiver?.cpuMs ?? 0 };
 }
 
 export function cpuPerDelivery(
@@ -57,9 +104,14 @@ export function cpuPerDelivery(
 ): CpuPerDelivery | undefined {
   if (!before || !after) return undefined;
   const us = (key: keyof CpuSample) => ((after[key] - before[key]) * 1000) / deliveries;
-  const perDelivery = { bench: us("bench"), postgres: us("postgres"), receiver: us("receiver") };
+  const perDelivery = {
+    bench: us("bench"),
+    postgres: us("postgres"),
+    postgresBackground: us("postgresBackground"),
+    receiver: us("receiver"),
+  };
   return { ...perDelivery, total: perDelivery.bench + perDelivery.postgres + perDelivery.receiver };
 }
 
 export const formatCpu = (cpu: CpuPerDelivery): string =>
-  `CPU per delivery: ${cpu.total.toFixed(0)} µs (this process ${cpu.bench.toFixed(0)}, Postgres ${cpu.postgres.toFixed(0)}, receiver ${cpu.receiver.toFixed(0)})`;
+  `CPU per delivery: ${cpu.total.toFixed(0)} µs (this process ${cpu.bench.toFixed(0)}, Postgres ${cpu.postgres.toFixed(0)} of which background processes ${cpu.postgresBackground.toFixed(0)}, receiver ${cpu.receiver.toFixed(0)})`;

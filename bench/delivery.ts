@@ -3,7 +3,8 @@
 // Run: npx tsx bench/delivery.ts
 // Env: BENCH_SCALE (default 1: 20k deliveries per throughput scenario, 10 s paced), BENCH_ROUNDS (3),
 // BENCH_DATABASE_URL (else an embedded Postgres), BENCH_CONCURRENCY (128), BENCH_POOL_SIZE (10),
-// BENCH_BOSS_BATCH (16). Exits 0 whether or not the targets are met; non-zero when something crashed.
+// BENCH_BOSS_BATCH (16), BENCH_ONLY (a comma-separated list of scenario keys, e.g.
+// "engine1,enginePaced200,enginePaced": only those run, with the targets they decide). Exits 0 whether or not the targets are met; non-zero when something crashed.
 import { cpus } from "node:os";
 import { type BaselineSettings, startBaselineSystem } from "./baseline-system.js";
 import { type BenchDatabase, type BenchServer, startBenchServer } from "./database.js";
@@ -13,10 +14,13 @@ import { formatLoad, runBench } from "./entry.js";
 import { runLimit } from "./limit.js";
 import { measureServiceMemory } from "./memory.js";
 import {
+  formatServerWrites,
   formatStatementTimes,
   type PgTimePerEvent,
   perEvent,
   resetStatementTimes,
+  type ServerWrites,
+  serverWrites,
   statementTimes,
 } from "./pg-time.js";
 import { type ReceiverProcess, startReceiverProcess } from "./receiver-process.js";
@@ -39,6 +43,8 @@ const pacedSeconds = Math.max(2, 10 * scale);
 const pacedRate = 500;
 /** Deliveries written per emit transaction in the throughput scenarios (500 events at fan-out 1). */
 const deliveriesPerTransaction = 500;
+const only = process.env.BENCH_ONLY?.split(",").map((key) => key.trim());
+const selected = (key: string) => !only || only.includes(key);
 
 const engineSettings: EngineSettings = {
   DELIVERY_CONCURRENCY: String(concurrency),
@@ -124,6 +130,7 @@ async function main(): Promise<void> {
     const runs = new ScenarioRuns();
     for (let round = 1; round <= rounds; round++) {
       for (const [key, run] of Object.entries(throughputScenarios(server, receiver))) {
+        if (!selected(key)) continue;
         const result = await run();
         printProgress(round, result);
         runs.add(key, result);
@@ -134,6 +141,7 @@ async function main(): Promise<void> {
     const paced =
       (key: string, rate: number, name: string, note: string) => async (system: DeliverySystem) => {
         let measured = false;
+        let writesBefore: ServerWrites | undefined;
         const result = await runPaced(name, system, receiver, {
           ratePerSecond: rate,
           seconds: pacedSeconds,
@@ -141,8 +149,13 @@ async function main(): Promise<void> {
           // The warm-up's statements (the first of each prepared, so planned) are not counted.
           beforeMeasuring: async () => {
             measured = await resetStatementTimes(system.observer);
+            writesBefore = await serverWrites(system.observer);
           },
         });
+        if (writesBefore) {
+          const writes = await serverWrites(system.observer);
+          result.notes.push(formatServerWrites(writesBefore, writes, result.deliveries));
+        }
         if (measured) {
           const times = await statementTimes(system.observer);
           result.notes.push(...formatStatementTimes(times, result.deliveries));
@@ -155,15 +168,18 @@ async function main(): Promise<void> {
       ["enginePaced", startEngine, pacedRate, engineNote],
       ["baselinePaced", startBaseline, pacedRate, baselineNote],
     ] as const) {
+      if (!selected(key)) continue;
       const name = `${start === startEngine ? "engine" : "baseline"}, ${rate} events/s`;
       const result = await withSystem(server, receiver, 1, start, paced(key, rate, name, note));
       printProgress(null, result);
       runs.add(key, result);
     }
-    const memory = await measureServiceMemory(server, receiver, deliveries);
-    console.log(
-      `  the service in its own process (npm start, no cluster): idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; draining a burst of ${deliveries} events (${memory.drainSeconds.toFixed(1)} s): peak RSS ${memory.peakRssMiB.toFixed(0)} MiB, peak heap ${memory.peakHeapMiB.toFixed(0)} MiB`,
-    );
+    const memory = selected("memory") ? await measureServiceMemory(server, receiver, deliveries) : undefined;
+    if (memory) {
+      console.log(
+        `  the service in its own process (npm start, no cluster): idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; draining a burst of ${deliveries} events (${memory.drainSeconds.toFixed(1)} s): peak RSS ${memory.peakRssMiB.toFixed(0)} MiB, peak heap ${memory.peakHeapMiB.toFixed(0)} MiB`,
+      );
+    }
     printSummary(runs, pacedRate, pgTimes, memory);
     console.log(`  load average after: ${formatLoad()}`);
   } finally {

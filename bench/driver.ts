@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { EventToEmit } from "../src/delivery-engine/emit.js";
 import type { ProjectRow } from "../src/projects/store.js";
-import { cpuPerDelivery, cpuSample } from "./cpu.js";
+import { cpuPerDelivery, cpuSample, postmasterOf } from "./cpu.js";
 import { benchEvents, chunk, sleep, waitUntilAllDone } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
 import { latencies, type ScenarioResult, summarize } from "./stats.js";
@@ -53,14 +53,15 @@ export async function runThroughput(
 
   const events = benchEvents(system.project, options.events);
   const deliveries = events.length * system.fanOut;
-  const cpuBefore = cpuSample(receiver.pid);
+  const postmaster = await postmasterOf(system.observer);
+  const cpuBefore = cpuSample(receiver.pid, postmaster);
   const run = await emitAndDrain(
     system,
     events,
     options.perTransaction,
     (warmup.length + events.length) * system.fanOut,
   );
-  const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid), deliveries);
+  const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid, postmaster), deliveries);
   const sorted = latencies(await receiver.collect(), run.emittedAt, deliveries);
   return summarize(
     name,
@@ -131,6 +132,8 @@ export async function runPaced(
 
   const count = Math.round(options.ratePerSecond * options.seconds);
   const events = benchEvents(system.project, count);
+  const postmaster = await postmasterOf(system.observer);
+  const cpuBefore = cpuSample(receiver.pid, postmaster);
   const startedAt = Date.now();
   const { emittedAt, emittedForMs } = await emitPaced(system, events, options.ratePerSecond);
   const doneAt = await waitUntilAllDone(
@@ -139,13 +142,21 @@ export async function runPaced(
     (warmup.length + count) * system.fanOut,
     doneTimeoutMs,
   );
+  const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid, postmaster), count * system.fanOut);
   const sorted = latencies(await receiver.collect(), emittedAt, count * system.fanOut);
   const achievedRate = count / (emittedForMs / 1000);
   return {
-    ...summarize(name, count * system.fanOut, doneAt - startedAt, sorted, [
-      `${count} events, fan-out ${system.fanOut}, one event per transaction, paced at ${options.ratePerSecond}/s (achieved ${achievedRate.toFixed(0)}/s), after a warm-up of ${warmup.length} at that rate`,
-      ...options.notes,
-    ]),
+    ...summarize(
+      name,
+      count * system.fanOut,
+      doneAt - startedAt,
+      sorted,
+      [
+        `${count} events, fan-out ${system.fanOut}, one event per transaction, paced at ${options.ratePerSecond}/s (achieved ${achievedRate.toFixed(0)}/s), after a warm-up of ${warmup.length} at that rate`,
+        ...options.notes,
+      ],
+      cpu,
+    ),
     achievedRate,
   };
 }

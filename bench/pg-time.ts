@@ -12,7 +12,7 @@ export interface StatementTime {
 // left out. Transaction control is counted: the emit's COMMIT is where its WAL is flushed.
 const kinds: Array<[string, RegExp]> = [
   ["emit (event + deliveries)", /^\s*WITH given AS/],
-  ["record and claim", /^\s*WITH\s+recorded\s+AS/],
+  ["record and claim", /^\s*WITH\s+(RECURSIVE\s+)?recorded\s+AS/],
   ["BEGIN / COMMIT", /^\s*(BEGIN|COMMIT)\b/i],
 ];
 const benchmarkOwn =
@@ -71,3 +71,24 @@ export function perEvent(times: StatementTime[], events: number): PgTimePerEvent
   const plan = times.reduce((sum, t) => sum + t.planMs, 0);
   return { totalUs: ((exec + plan) * 1000) / events, planningShare: plan / (exec + plan) };
 }
+
+/** What the whole server wrote so far: transactions that wrote (each one a commit) and WAL bytes. */
+export interface ServerWrites {
+  writeTransactions: number;
+  walBytes: number;
+}
+
+/**
+ * Read from the transaction id counter and the WAL position, exact at any moment (pg_stat_database's
+ * counters lag by up to a second per backend). Server-wide: the benchmark's server runs nothing else.
+ */
+export async function serverWrites(db: pg.Pool): Promise<ServerWrites> {
+  const { rows } = await db.query<{ xid: string; lsn: string }>(
+    `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid,
+            pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS lsn`,
+  );
+  return { writeTransactions: Number(rows[0]?.xid), walBytes: Number(rows[0]?.lsn) };
+}
+
+export const formatServerWrites = (before: ServerWrites, after: ServerWrites, events: number): string =>
+  `Postgres writes per event: ${((after.writeTransactions - before.writeTransactions) / events).toFixed(2)} transactions (commits), ${((after.walBytes - before.walBytes) / events).toFixed(0)} bytes of WAL`;
