@@ -44,6 +44,13 @@ const initialReceiverLimit = 2;
 /** Outcomes kept in memory while the database is out of reach (a few MB at most). */
 const maxKeptOutcomes = 10_000;
 const gatherMs = 1;
+/**
+ * How long outcomes wait to be recorded together when there is nothing to claim (moderate rates): the
+ * next claim, woken by an event's NOTIFY, takes them along, or the wait ends and one transaction records
+ * them all. At 200 events/s a send finishing recorded at once cost a transaction (and a commit) of its
+ * own per event (bench/delivery.ts). Arrivals are not delayed; a crash meanwhile means a re-send.
+ */
+const groupRecordsMs = 10;
 const slowCheckIntervalMs = 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -113,7 +120,7 @@ export class DeliveryWorker {
   private retryTimer: NodeJS.Timeout | undefined;
   private gatherTimer: NodeJS.Timeout | undefined;
   private slowCheckTimer: NodeJS.Timeout | undefined;
-  /** Fewer free slots and finished sends than this make a turn worth delaying (worthGathering). */
+  /** Fewer free slots and finished sends than this make a turn worth delaying (gatherFor). */
   private readonly gatherBelow: number;
 
   constructor(private readonly options: WorkerOptions) {
@@ -227,7 +234,7 @@ export class DeliveryWorker {
     if (this.turning) this.turnAgain = true;
     // While a gathering wait runs, only an end to the reason for it starts the turn early: more kicks
     // (sends finishing, NOTIFYs) must not stretch the wait.
-    else if (!this.gatherTimer || !this.worthGathering()) this.startTurn(false);
+    else if (!this.gatherTimer || this.gatherFor() === undefined) this.startTurn(false);
   }
 
   /**
@@ -235,7 +242,8 @@ export class DeliveryWorker {
    * together share a turn. A turn costs about the same for 1 row as for 50: while most slots are busy
    * and only a few sends have finished, the loop first waits up to gatherMs for more (never when little
    * is in flight, so an idle worker answers a NOTIFY at once; once only, so a slot freed next to hanging
-   * sends is refilled within gatherMs).
+   * sends is refilled within gatherMs). With nothing to claim, outcomes wait up to groupRecordsMs for
+   * the next claim or for each other; a NOTIFY ends that wait at once.
    */
   private startTurn(gathered: boolean): void {
     clearTimeout(this.gatherTimer);
@@ -268,16 +276,23 @@ export class DeliveryWorker {
     return this.inFlight.size - this.limits.overflowSends();
   }
 
-  private worthGathering(): boolean {
-    const free = this.claimable(this.pendingOutcomes.length > 0);
-    return !this.stopped && free < this.gatherBelow && this.pendingOutcomes.length < this.gatherBelow;
+  /**
+   * How long a turn is worth delaying, if at all: briefly while most slots are busy and few sends have
+   * finished; up to groupRecordsMs while there are only outcomes to record (nothing may be queued).
+   */
+  private gatherFor(): number | undefined {
+    const pending = this.pendingOutcomes.length;
+    if (this.stopped || pending >= this.gatherBelow) return undefined;
+    if (this.claimable(pending > 0) < this.gatherBelow) return gatherMs;
+    return pending > 0 && !this.queueMayHaveWork ? groupRecordsMs : undefined;
   }
 
   private async turnLoop(gathered: boolean): Promise<void> {
     do {
       this.turnAgain = false;
-      if (!gathered && this.worthGathering()) {
-        this.gatherTimer ??= setTimeout(() => this.startTurn(true), gatherMs);
+      const gatherFor = gathered ? undefined : this.gatherFor();
+      if (gatherFor !== undefined) {
+        this.gatherTimer ??= setTimeout(() => this.startTurn(true), gatherFor);
         return;
       }
       gathered = false;
