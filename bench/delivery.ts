@@ -9,6 +9,7 @@ import { cpus } from "node:os";
 import { type BaselineSettings, startBaselineSystem } from "./baseline-system.js";
 import { type BenchDatabase, type BenchServer, startBenchServer } from "./database.js";
 import { type DeliverySystem, runPaced, runThroughput } from "./driver.js";
+import { emitOnlyPostgresUs } from "./emit-only.js";
 import { type EngineSettings, startEngineSystem } from "./engine-system.js";
 import { formatLoad, runBench } from "./entry.js";
 import { runLimit } from "./limit.js";
@@ -174,13 +175,22 @@ async function main(): Promise<void> {
       printProgress(null, result);
       runs.add(key, result);
     }
+    // The callers' share of those scenarios' Postgres CPU: their emits alone, with no engine running.
+    const emitOnly = new Map<string, number>();
+    for (const [key, rate] of [
+      ["enginePaced200", 200],
+      ["enginePaced", pacedRate],
+    ] as const) {
+      const us = selected(key) ? await emitOnlyPostgresUs(server, rate, pacedSeconds) : undefined;
+      if (us !== undefined) emitOnly.set(key, us);
+    }
     const memory = selected("memory") ? await measureServiceMemory(server, receiver, deliveries) : undefined;
     if (memory) {
       console.log(
         `  the service in its own process (npm start, no cluster): idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; draining a burst of ${deliveries} events (${memory.drainSeconds.toFixed(1)} s): peak RSS ${memory.peakRssMiB.toFixed(0)} MiB, peak heap ${memory.peakHeapMiB.toFixed(0)} MiB`,
       );
     }
-    printSummary(runs, pacedRate, pgTimes, memory);
+    printSummary(runs, pacedRate, pgTimes, memory, emitOnly);
     console.log(`  load average after: ${formatLoad()}`);
   } finally {
     await receiver.close();

@@ -81,8 +81,8 @@ export async function runThroughput(
  * is caught up at once, up to `maxOutstanding` transactions at a time); returns each event's emit time
  * and how long emitting took.
  */
-async function emitPaced(
-  system: DeliverySystem,
+export async function emitPaced(
+  system: Pick<DeliverySystem, "emit">,
   events: EventToEmit[],
   ratePerSecond: number,
 ): Promise<{ emittedAt: Map<string, number>; emittedForMs: number }> {

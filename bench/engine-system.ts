@@ -18,7 +18,8 @@ export interface EngineSettings {
 /**
  * The real service (startService: migrations, API, delivery workers) in this process, against `database`.
  * Events are emitted through a separate small pool, as the application recording rollouts would, so
- * emitting does not borrow the engine's connections; workers are woken by the emit's NOTIFY.
+ * emitting does not borrow the engine's connections; deliveries the worker has free slots for are
+ * handed to it (emit.ts), the others wake the workers by the emit's NOTIFY.
  */
 export async function startEngineSystem(
   database: BenchDatabase,
@@ -43,11 +44,13 @@ export async function startEngineSystem(
     observer,
     async emit(events) {
       // Emitted when emitEvents is called, as the envelope's timestamp says, to a fraction of a ms.
+      // As the rollout recording does: deliveries the local worker has slots for are handed to it.
       let emittedAt = 0;
-      const { emitted } = await withTransaction(emitter, (client) => {
+      const { emitted, handedOver } = await withTransaction(emitter, (client) => {
         emittedAt = wallClockMs();
-        return emitEvents(client, events);
+        return emitEvents(client, events, service.engine.handOverLease());
       });
+      service.engine.handOver(handedOver);
       return emitted.map(({ envelope }) => ({ id: envelope.id, emittedAt }));
     },
     async close() {

@@ -11,7 +11,7 @@ export interface StatementTime {
 // The system's statements by what they do; the benchmark's own (completion checks, these queries) are
 // left out. Transaction control is counted: the emit's COMMIT is where its WAL is flushed.
 const kinds: Array<[string, RegExp]> = [
-  ["emit (event + deliveries)", /^\s*WITH given AS/],
+  ["emit (event + deliveries)", /^\s*WITH\s+given\s+AS/],
   ["record and claim", /^\s*WITH\s+(RECURSIVE\s+)?recorded\s+AS/],
   ["BEGIN / COMMIT", /^\s*(BEGIN|COMMIT)\b/i],
 ];

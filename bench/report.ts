@@ -41,6 +41,8 @@ export function printSummary(
   pacedRate: number,
   pgTimes: Map<string, PgTimePerEvent>,
   memory: ServiceMemory | undefined,
+  /** Postgres CPU per event of the paced scenarios' emits alone, by scenario key (bench/emit-only.ts). */
+  emitOnly: Map<string, number>,
 ): void {
   const best = (key: string) => runs.best(key);
   const results = runs.keys().map(best);
@@ -114,6 +116,13 @@ export function printSummary(
     ]);
     if (cpu && burstPostgres) {
       const ratio = cpu.postgres / burstPostgres;
+      const emits = emitOnly.get(key);
+      if (emits !== undefined) {
+        const engine = cpu.postgres - emits;
+        console.log(
+          `  ${rate} events/s: Postgres CPU ${cpu.postgres.toFixed(0)} µs per event, of which the emit transactions alone (no engine running) ${emits.toFixed(0)} µs; the engine's ${engine.toFixed(0)} µs is ${(engine / burstPostgres).toFixed(1)}× the burst's whole ${burstPostgres.toFixed(0)} µs`,
+        );
+      }
       targets.push([
         `Postgres CPU per event at ${rate} events/s ≤ 1.5× the burst's (${cpu.postgres.toFixed(0)} µs against ${burstPostgres.toFixed(0)} µs: ${ratio.toFixed(2)}×)`,
         ratio <= 1.5,

@@ -2,7 +2,19 @@ import { arrayLiteral } from "../db/array-literal.js";
 import type { Queryable } from "../db/pool.js";
 import type { DeploymentEventType } from "../event-types.js";
 import { metrics } from "../metrics.js";
+import type { ClaimedDelivery } from "./claim.js";
 import { createEnvelope, type Envelope } from "./envelope.js";
+import {
+  type HandOver,
+  type HandOverResult,
+  handedOverDeliveries,
+  handOverColumns,
+  handOverStatement,
+  handOverStatementName,
+  handOverValues,
+} from "./hand-over.js";
+
+export type { HandOver } from "./hand-over.js";
 
 export const deliveriesChannel = "webhook_operator_deliveries";
 
@@ -19,44 +31,67 @@ export interface EmittedEvent {
   body: string;
 }
 
+// The events and their rows (the envelopes travel as one text joined by newlines: JSON.stringify never
+// writes a raw newline, and a text[] parameter would escape every quote of the JSON and make Postgres
+// parse it back), and the enabled webhooks subscribed to them, locked like a foreign key check would,
+// once per webhook: a webhook deleted meanwhile takes the new rows along when it commits after us, or is
+// skipped if it committed first. `columns` are the webhooks' columns the statement reads beyond these.
+const eventsAndSubscribers = (columns = "") => `
+  given AS (
+    SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], string_to_array($4, E'\\n'))
+             WITH ORDINALITY AS g (id, project_id, event_type, envelope, position)
+  ), new_events AS (
+    INSERT INTO events (id, project_id, event_type, envelope, created_at)
+    SELECT id, project_id, event_type, envelope, $5 FROM given
+  ), subscribed AS (
+    SELECT w.id, w.project_id, w.events${columns} FROM webhooks w
+     WHERE w.project_id = ANY ($2::bigint[]) AND w.enabled AND w.events && $3::text[]
+       FOR KEY SHARE
+  )`;
+
 /**
  * Records events and their deliveries: one event row per event and one queued delivery per enabled
  * webhook of the project subscribed to its name, in a single statement. Call it with a client inside
  * the caller's transaction (the rollout update, the events and the deliveries commit together: nothing
  * is sent that was not recorded, nothing recorded is lost). Workers are woken by NOTIFY, which Postgres
  * delivers only when that transaction commits.
+ *
+ * With `handOver` (the engine's handOverLease), deliveries that all fit the local worker's free slots
+ * are inserted leased to it instead, and returned: hand them to the engine (handOver) once the
+ * transaction has committed. No NOTIFY is sent for them.
  */
 export async function emitEvents(
   db: Queryable,
   events: EventToEmit[],
-): Promise<{ emitted: EmittedEvent[]; queued: number }> {
-  if (events.length === 0) return { emitted: [], queued: 0 };
+  handOver?: HandOver,
+): Promise<{ emitted: EmittedEvent[]; queued: number; handedOver: ClaimedDelivery[] }> {
+  if (events.length === 0) return { emitted: [], queued: 0, handedOver: [] };
   const now = new Date();
   const emitted = events.map((event) => {
     const envelope = createEnvelope(event.eventType, event.projectId, event.payload, now);
     return { envelope, body: JSON.stringify(envelope) };
   });
-  const { rows } = await db.query<{ queued: number }>({
-    // Prepared (parsed and planned once per connection, then reused): planning it on every call was
-    // more Postgres time than running it (bench/delivery.ts at 200 events/s).
-    name: "emit-events",
-    // The envelopes travel as one text, joined by newlines (JSON.stringify never writes a raw newline):
-    // a text[] parameter would escape every quote of the JSON and make Postgres parse it back.
-    // Deliveries are numbered in the order the events were given (the ordinality), so a rollout's
-    // created is queued before its ready when both are emitted together.
-    text: `WITH given AS (
-       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], string_to_array($4, E'\\n'))
-                WITH ORDINALITY AS g (id, project_id, event_type, envelope, position)
-     ), new_events AS (
-       INSERT INTO events (id, project_id, event_type, envelope, created_at)
-       SELECT id, project_id, event_type, envelope, $5 FROM given
-     ), subscribed AS (
-       -- Locked like a foreign key check would, once per webhook: a webhook deleted meanwhile takes
-       -- these rows along when it commits after us, or is skipped if it committed first.
-       SELECT id, project_id, events FROM webhooks
-        WHERE project_id = ANY ($2::bigint[]) AND enabled AND events && $3::text[]
-          FOR KEY SHARE
-     ), queued AS (
+  const values = [
+    arrayLiteral(emitted.map((e) => e.envelope.id)),
+    arrayLiteral(emitted.map((e) => e.envelope.project_id)),
+    arrayLiteral(emitted.map((e) => e.envelope.event_type)),
+    emitted.map((e) => e.body).join("\n"),
+    now,
+    deliveriesChannel,
+  ];
+  // Prepared (parsed and planned once per connection, then reused): planning it on every call was
+  // more Postgres time than running it (bench/delivery.ts at 200 events/s).
+  const { rows } = handOver
+    ? await db.query<HandOverResult>({
+        name: handOverStatementName(handOver),
+        text: `WITH ${eventsAndSubscribers(handOverColumns(handOver))}, ${handOverStatement}`,
+        values: [...values, ...handOverValues(handOver)],
+      })
+    : await db.query<{ queued: number }>({
+        name: "emit-events",
+        // Deliveries are numbered in the order the events were given (the ordinality), so a rollout's
+        // created is queued before its ready when both are emitted together.
+        text: `WITH ${eventsAndSubscribers()}, queued AS (
        INSERT INTO deliveries (webhook_id, event_id, event_type)
        SELECT w.id, g.id, g.event_type
          FROM given g
@@ -66,17 +101,15 @@ export async function emitEvents(
      )
      SELECT count(*)::int AS queued, CASE WHEN count(*) > 0 THEN pg_notify($6, '') END::text AS notified
        FROM queued`,
-    values: [
-      arrayLiteral(emitted.map((e) => e.envelope.id)),
-      arrayLiteral(emitted.map((e) => e.envelope.project_id)),
-      arrayLiteral(emitted.map((e) => e.envelope.event_type)),
-      emitted.map((e) => e.body).join("\n"),
-      now,
-      deliveriesChannel,
-    ],
-  });
+        values,
+      });
   for (const event of events) metrics.eventsEmitted.inc({ event_type: event.eventType });
-  return { emitted, queued: rows[0]?.queued ?? 0 };
+  const row = rows[0];
+  const handedOver =
+    row && "handed_over" in row
+      ? handedOverDeliveries(row as HandOverResult, new Map(emitted.map((e) => [e.envelope.id, e.body])), now)
+      : [];
+  return { emitted, queued: row?.queued ?? 0, handedOver };
 }
 
 export async function emitEvent(

@@ -4,8 +4,9 @@ import { createPool, type Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
 import { type AllowList, createDeliveryAgent, destinationPolicyOf } from "./destination-policy.js";
+import type { HandOver } from "./emit.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
-import { claimSessionSettings, recordOutcomes } from "./queue.js";
+import { type ClaimedDelivery, claimSessionSettings, recordOutcomes } from "./queue.js";
 import { createSender, type DeliveryOutcome, type OpenSecret } from "./sender.js";
 import { deliveryConnectTimeoutMs } from "./timing.js";
 import { DeliveryWorker, observeOutcome } from "./worker.js";
@@ -43,6 +44,9 @@ export interface LeasedDelivery {
   body: string;
 }
 
+/** How an emit in this process hands deliveries to its worker (emit.ts): what the operator is given. */
+export type EventHandOver = Pick<DeliveryEngine, "handOverLease" | "handOver">;
+
 export interface DeliveryEngine {
   /** The lease of the rows sendLeased sends: this worker's, for DELIVERY_LEASE_MS. */
   readonly lease: { workerId: string; leaseMs: number };
@@ -53,6 +57,13 @@ export interface DeliveryEngine {
   sendLeased(target: DeliveryTarget, delivery: LeasedDelivery): Promise<DeliveryOutcome>;
   /** Claim now: used after emitting in-process, saving the NOTIFY round trip. */
   wake(): void;
+  /**
+   * What an emit in this process may hand straight to this replica's worker (emitEvents' handOver);
+   * undefined when it has no free slot or runs no worker: the emit queues its deliveries as usual.
+   */
+  handOverLease(): HandOver | undefined;
+  /** The deliveries an emit handed over, once its transaction committed: sent like claimed ones. */
+  handOver(deliveries: ClaimedDelivery[]): void;
   stop(timeoutMs: number): Promise<void>;
 }
 
@@ -126,6 +137,8 @@ export function createDeliveryEngine(options: {
     lease: { workerId, leaseMs: settings.leaseMs },
     start: () => worker.start(),
     wake: () => worker.wake(),
+    handOverLease: () => worker.handOverLease(options.outcomePolicy.appliesTo),
+    handOver: (deliveries) => worker.takeHandedOver(deliveries),
     sendLeased(target, delivery) {
       const sending = sendAndRecord(target, delivery);
       synchronousSends.add(sending);

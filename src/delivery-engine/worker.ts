@@ -3,7 +3,7 @@ import type { Pool } from "../db/pool.js";
 import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
-import { deliveriesChannel } from "./emit.js";
+import { deliveriesChannel, type HandOver } from "./emit.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
 import {
   type ClaimedDelivery,
@@ -112,6 +112,7 @@ export class DeliveryWorker {
   private turnAgain = false;
   /** False once a claim came back short: no need to ask again until woken. */
   private queueMayHaveWork = true;
+  private started = false;
   private stopped = false;
   private failures = 0;
   private listener: pg.Client | undefined;
@@ -139,6 +140,7 @@ export class DeliveryWorker {
   }
 
   async start(): Promise<void> {
+    this.started = true;
     await this.listen().catch((error: unknown) => {
       this.options.logger.warn({ err: error }, "LISTEN failed; relying on polling until it reconnects");
       this.scheduleReconnect(1_000);
@@ -177,6 +179,40 @@ export class DeliveryWorker {
       .finally(() => {
         this.queueingRetries = undefined;
       });
+  }
+
+  /**
+   * What an emit in this process may hand straight to this worker (hand-over.ts): its free slots and
+   * what each webhook may be given now, a restricted one nothing. None before start, once stopping, and
+   * when rows may not wait for a slot (a lease too short to claim ahead).
+   */
+  handOverLease(countedBy: string): HandOver | undefined {
+    const limit = this.options.concurrency - this.slotsInUse() - this.ready.length;
+    if (!this.started || this.stopped || this.claimAhead === 0 || limit <= 0) return undefined;
+    const plan = this.limits.plan();
+    const allowances = new Map<number, number>();
+    for (const [id, { allowance, restricted }] of plan.allowances)
+      allowances.set(id, restricted ? 0 : allowance);
+    const { workerId, leaseMs } = this.options;
+    return { workerId, leaseMs, limit, allowances, defaultAllowance: plan.defaultAllowance, countedBy };
+  }
+
+  /**
+   * Takes rows an emit handed over, once its transaction committed: leased to this worker, they are
+   * sent as claimed rows are. Stopping meanwhile, it gives them back to the queue.
+   */
+  takeHandedOver(deliveries: ClaimedDelivery[]): void {
+    if (deliveries.length === 0) return;
+    if (this.stopped) {
+      this.release(deliveries.map((delivery) => delivery.id));
+      return;
+    }
+    const claimedAtMs = Date.now();
+    for (const delivery of deliveries) {
+      this.limits.claimed(delivery.webhook_id);
+      this.ready.push({ delivery, claimedAtMs });
+    }
+    this.startReady();
   }
 
   /** Something may be due: claim now (or right after the turn in progress). */
