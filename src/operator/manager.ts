@@ -8,6 +8,7 @@ import type {
   NetworkingV1Api,
 } from "@kubernetes/client-node";
 import type { Pool } from "../db/pool.js";
+import type { EventHandOver } from "../delivery-engine/engine.js";
 import type { Logger } from "../logger.js";
 import { type ResilientInformer, resilientInformer } from "./informer.js";
 import type { KubeGateway } from "./kube-gateway.js";
@@ -38,6 +39,8 @@ export interface ControllerManager {
   kube: KubeGateway;
   config: OperatorConfig;
   logger: Logger;
+  /** Hands the deliveries of events it records to this replica's worker (emit.ts), when it runs one. */
+  handOver?: EventHandOver;
   /**
    * An informer on `path`, filled by `list`. A list function is where a controller learns that it holds
    * a complete list: ListWatch.start() resolves even when its list failed, and an empty cache must never

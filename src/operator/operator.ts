@@ -10,6 +10,7 @@ import {
 } from "@kubernetes/client-node";
 import type { Pool } from "../db/pool.js";
 import type { DestinationPolicy } from "../delivery-engine/destination-policy.js";
+import type { EventHandOver } from "../delivery-engine/engine.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
 import type { WebhookSecrets } from "../webhooks/store.js";
@@ -42,6 +43,8 @@ export function startOperator(options: {
   secrets: WebhookSecrets;
   config: OperatorConfig;
   logger: Logger;
+  /** This replica's delivery engine: the deliveries of recorded events are handed to its worker. */
+  handOver?: EventHandOver;
 }): RunningOperator {
   const { pool, config } = options;
   const kubeConfig = shareConnections(options.kubeConfig);
@@ -61,6 +64,7 @@ export function startOperator(options: {
     kube: kubeGateway({ core, customObjects }, identity),
     config,
     logger,
+    handOver: options.handOver,
   });
 
   let controllers: Controller | undefined;

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPool, type Pool } from "../../src/db/pool.js";
+import type { ClaimedDelivery } from "../../src/delivery-engine/claim.js";
+import type { EventHandOver } from "../../src/delivery-engine/engine.js";
 import {
   cancelRolloutsOfDeletedDeployments,
   recordRollout,
@@ -204,6 +206,29 @@ describe("rollout paths", () => {
     const cancelled = await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: ["some-other-uid"] });
     expect(cancelled).toBeGreaterThanOrEqual(1);
     expect((await types()).at(-1)).toBe("deployment.cancelled:cancelled");
+  });
+
+  it("hands the deliveries of the events it records to this replica's worker once they committed", async () => {
+    const handed: ClaimedDelivery[] = [];
+    const handOver: EventHandOver = {
+      handOverLease: () => ({
+        workerId: "this-replica",
+        leaseMs: 60_000,
+        limit: 10,
+        allowances: new Map(),
+        defaultAllowance: 2,
+        countedBy: "false",
+      }),
+      handOver: (deliveries) => handed.push(...deliveries),
+    };
+    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.started }), { handOver });
+    expect(handed.map((delivery) => delivery.event_type)).toEqual(
+      (await recordedEvents()).map((event) => event.event_type),
+    );
+    const { rows } = await pool.query("SELECT state, locked_by FROM deliveries WHERE id = ANY ($1)", [
+      handed.map((delivery) => delivery.id),
+    ]);
+    expect(rows).toEqual(handed.map(() => ({ state: "in_flight", locked_by: "this-replica" })));
   });
 
   it("waits for the Deployment controller to stamp a revision", async () => {

@@ -1,5 +1,6 @@
 import type { V1Deployment } from "@kubernetes/client-node";
 import type { Pool } from "../../db/pool.js";
+import type { EventHandOver } from "../../delivery-engine/engine.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
@@ -21,6 +22,8 @@ export interface RolloutControllerDeps {
   rolloutStartedAt(deployment: V1Deployment): Promise<Date | undefined>;
   /** What routes to the Deployment's pods, from the caches (rollout-url.ts). */
   routing: Routing;
+  /** Hands the deliveries of the events recorded to this replica's worker (emit.ts). */
+  handOver?: EventHandOver;
   logger: Logger;
   /**
    * Per Deployment UID, the "revision/phase" this controller last recorded (kept for one leadership
@@ -67,6 +70,7 @@ export async function reconcileDeployment(
     await recordRollout(deps.pool, await deps.projectFor(namespace), deployment, {
       replicaSetCreated,
       routing: deps.routing,
+      handOver: deps.handOver,
     });
     if (uid && seen !== undefined) deps.recorded.set(uid, seen);
   } catch (error) {
@@ -130,6 +134,7 @@ export function setupRolloutController(
           projectFor: deps.namespaces.projectFor,
           rolloutStartedAt: (deployment) => replicaSetCreatedAt(apps, deployment),
           routing: routing.routing,
+          handOver: manager.handOver,
           logger,
           recorded,
         },

@@ -1,6 +1,8 @@
 import type { V1Deployment } from "@kubernetes/client-node";
 import { type Pool, type Queryable, withTransaction } from "../../db/pool.js";
+import type { ClaimedDelivery } from "../../delivery-engine/claim.js";
 import { emitEvents } from "../../delivery-engine/emit.js";
+import type { EventHandOver } from "../../delivery-engine/engine.js";
 import { deploymentPayload } from "../../deployments/payload.js";
 import type { DeploymentStatus } from "../../deployments/schemas.js";
 import {
@@ -71,6 +73,8 @@ export async function recordRollout(
     replicaSetCreated?: Date;
     /** Where the url of a Deployment without a url annotation comes from (rollout-url.ts). */
     routing?: Routing;
+    /** Hands the events' deliveries to this replica's worker once the transaction committed (emit.ts). */
+    handOver?: EventHandOver;
   } = {},
 ): Promise<DeploymentEventType[]> {
   const uid = deployment.metadata?.uid;
@@ -80,7 +84,8 @@ export async function recordRollout(
   const phase = rolloutPhase(deployment);
   const facts = readRolloutAnnotations(deployment);
 
-  return withTransaction(pool, async (client) => {
+  let handedOver: ClaimedDelivery[] = [];
+  const recorded = await withTransaction(pool, async (client) => {
     const superseded = await cancelUnfinishedRollouts(client, { sourceUid: uid, beforeRevision: revision });
     await emitCancellations(client, superseded);
 
@@ -110,16 +115,19 @@ export async function recordRollout(
         ? rolloutFinishedAt(row.started_at, concludedAt(deployment), new Date())
         : null,
     });
-    await emitEvents(
+    ({ handedOver } = await emitEvents(
       client,
       events.map((event) => ({
         eventType: event,
         projectId: project.id,
         payload: payloadFor(event, updated, project.name),
       })),
-    );
+      observed.handOver?.handOverLease(),
+    ));
     return [...superseded.map(() => "deployment.cancelled" as const), ...events];
   });
+  observed.handOver?.handOver(handedOver);
+  return recorded;
 }
 
 /**
