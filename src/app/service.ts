@@ -127,6 +127,7 @@ export async function startService(
         secrets: box,
         config: { ...config.kubernetes, leaseNamespace: operatorNamespace(config.kubernetes.podNamespace) },
         logger,
+        handOver: engine,
       })
     : undefined;
   if (!operator) {
