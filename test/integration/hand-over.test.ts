@@ -91,27 +91,29 @@ describe("handing deliveries over at emit", () => {
     expect(requestsTo("/orphaned")).toHaveLength(1);
   });
 
-  it("queues every delivery of an emit the worker has no room for, and wakes the workers", async () => {
+  it("queues every delivery of an emit the worker has no room for, or of a burst, and wakes the workers", async () => {
     const { projectId, webhookId } = await newWebhook("/queued");
     const lease = service.engine.handOverLease() as HandOver;
-    for (const tooSmall of [
-      { ...lease, limit: 2 },
-      { ...lease, allowances: new Map([[webhookId, 0]]) },
-    ]) {
+    const roomy = { ...lease, limit: 100, allowances: new Map([[webhookId, 100]]) };
+    for (const [handOver, events] of [
+      [{ ...lease, limit: 2 }, 3],
+      [{ ...lease, allowances: new Map([[webhookId, 2]]) }, 3],
+      [roomy, 4], // more events than a rollout step emits: a burst
+    ] as const) {
       const { handedOver, queued } = await withTransaction(service.pool, (client) =>
         emitEvents(
           client,
-          [1, 2, 3].map(() => ({ ...event, projectId })),
-          tooSmall,
+          Array.from({ length: events }, () => ({ ...event, projectId })),
+          handOver,
         ),
       );
-      expect([handedOver, queued]).toEqual([[], 3]);
+      expect([handedOver, queued]).toEqual([[], events]);
     }
     await eventually(async () => {
       const rows = await rowsOf(webhookId);
-      return rows.length === 6 && rows.every((row) => row.state === "done") ? rows : undefined;
+      return rows.length === 10 && rows.every((row) => row.state === "done") ? rows : undefined;
     });
-    expect(requestsTo("/queued")).toHaveLength(6);
+    expect(requestsTo("/queued")).toHaveLength(10);
   });
 });
 
