@@ -11,8 +11,8 @@ import {
   handOverColumns,
   handOverStatement,
   handOverStatementName,
-  handOverValues,
 } from "./hand-over.js";
+import { StatementParams } from "./statement-params.js";
 
 export type { HandOver } from "./hand-over.js";
 
@@ -38,21 +38,31 @@ export interface EmittedEvent {
   body: string;
 }
 
+/** The emit's values, as placeholders of the statement being composed. */
+export interface EmitParams {
+  ids: string;
+  projectIds: string;
+  eventTypes: string;
+  envelopes: string;
+  createdAt: string;
+  channel: string;
+}
+
 // The events and their rows (the envelopes travel as one text joined by newlines: JSON.stringify never
 // writes a raw newline, and a text[] parameter would escape every quote of the JSON and make Postgres
 // parse it back), and the enabled webhooks subscribed to them, locked like a foreign key check would,
 // once per webhook: a webhook deleted meanwhile takes the new rows along when it commits after us, or is
 // skipped if it committed first. `columns` are the webhooks' columns the statement reads beyond these.
-const eventsAndSubscribers = (columns = "") => `
+const eventsAndSubscribers = (p: EmitParams, columns = "") => `
   given AS (
-    SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], string_to_array($4, E'\\n'))
+    SELECT * FROM unnest(${p.ids}, ${p.projectIds}, ${p.eventTypes}, string_to_array(${p.envelopes}, E'\\n'))
              WITH ORDINALITY AS g (id, project_id, event_type, envelope, position)
   ), new_events AS (
     INSERT INTO events (id, project_id, event_type, envelope, created_at)
-    SELECT id, project_id, event_type, envelope, $5 FROM given
+    SELECT id, project_id, event_type, envelope, ${p.createdAt} FROM given
   ), subscribed AS (
     SELECT w.id, w.project_id, w.events${columns} FROM webhooks w
-     WHERE w.project_id = ANY ($2::bigint[]) AND w.enabled AND w.events && $3::text[]
+     WHERE w.project_id = ANY (${p.projectIds}) AND w.enabled AND w.events && ${p.eventTypes}
        FOR KEY SHARE
   )`;
 
@@ -78,28 +88,29 @@ export async function emitEvents(
     const envelope = createEnvelope(event.eventType, event.projectId, event.payload, now);
     return { envelope, body: JSON.stringify(envelope) };
   });
-  const values = [
-    arrayLiteral(emitted.map((e) => e.envelope.id)),
-    arrayLiteral(emitted.map((e) => e.envelope.project_id)),
-    arrayLiteral(emitted.map((e) => e.envelope.event_type)),
-    emitted.map((e) => e.body).join("\n"),
-    now,
-    deliveriesChannel,
-  ];
+  const params = new StatementParams();
+  const p: EmitParams = {
+    ids: params.add(arrayLiteral(emitted.map((e) => e.envelope.id)), "uuid[]"),
+    projectIds: params.add(arrayLiteral(emitted.map((e) => e.envelope.project_id)), "bigint[]"),
+    eventTypes: params.add(arrayLiteral(emitted.map((e) => e.envelope.event_type)), "text[]"),
+    envelopes: params.add(emitted.map((e) => e.body).join("\n"), "text"),
+    createdAt: params.add(now, "timestamptz"),
+    channel: params.add(deliveriesChannel, "text"),
+  };
   const handing = events.length <= handOverMaxEvents ? handOver : undefined;
   // Prepared (parsed and planned once per connection, then reused): planning it on every call was
   // more Postgres time than running it (bench/delivery.ts at 200 events/s).
   const { rows } = handing
     ? await db.query<HandOverResult>({
         name: handOverStatementName(handing),
-        text: `WITH ${eventsAndSubscribers(handOverColumns(handing))}, ${handOverStatement}`,
-        values: [...values, ...handOverValues(handing)],
+        text: `WITH ${eventsAndSubscribers(p, handOverColumns(handing))}, ${handOverStatement(params, handing, p.channel)}`,
+        values: params.values,
       })
     : await db.query<{ queued: number }>({
         name: "emit-events",
         // Deliveries are numbered in the order the events were given (the ordinality), so a rollout's
         // created is queued before its ready when both are emitted together.
-        text: `WITH ${eventsAndSubscribers()}, queued AS (
+        text: `WITH ${eventsAndSubscribers(p)}, queued AS (
        INSERT INTO deliveries (webhook_id, event_id, event_type)
        SELECT w.id, g.id, g.event_type
          FROM given g
@@ -107,9 +118,9 @@ export async function emitEvents(
         ORDER BY g.position, w.id
        RETURNING id
      )
-     SELECT count(*)::int AS queued, CASE WHEN count(*) > 0 THEN pg_notify($6, '') END::text AS notified
+     SELECT count(*)::int AS queued, CASE WHEN count(*) > 0 THEN pg_notify(${p.channel}, '') END::text AS notified
        FROM queued`,
-        values,
+        values: params.values,
       });
   for (const event of events) metrics.eventsEmitted.inc({ event_type: event.eventType });
   const row = rows[0];

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ClaimedDelivery } from "./claim.js";
+import type { StatementParams } from "./statement-params.js";
 
 // The emit statement's variant that hands deliveries to the emitting process's own worker (emit.ts):
 // at moderate rates each event otherwise costs a NOTIFY, a wake-up and a claim of one row, a
@@ -36,41 +37,39 @@ export const handOverColumns = (handOver: HandOver) =>
 export const handOverStatementName = (handOver: HandOver) =>
   `emit-events-handing-over-${createHash("sha1").update(handOver.countedBy).digest("hex").slice(0, 8)}`;
 
-export const handOverValues = (handOver: HandOver): unknown[] => [
-  handOver.workerId,
-  handOver.leaseMs,
-  handOver.limit,
-  [...handOver.allowances.keys()],
-  [...handOver.allowances.values()],
-  handOver.defaultAllowance,
-];
-
 /**
- * Follows the emit's `given`, `new_events` and `subscribed` CTEs (parameters $1–$6) with the hand-over's
- * ($7–$12). `leased`: every delivery of this emit fits the worker's free slots and each webhook's
+ * Follows the emit's `given`, `new_events` and `subscribed` CTEs with the hand-over's, adding its values
+ * to `params`; `channel` is the placeholder of the NOTIFY channel the emit already added. `leased`: every delivery of this emit fits the worker's free slots and each webhook's
  * allowance; otherwise all are queued (and NOTIFY wakes the workers) exactly as without a hand-over.
  */
-export const handOverStatement = `
+export function handOverStatement(params: StatementParams, handOver: HandOver, channel: string): string {
+  const worker = params.add(handOver.workerId, "text");
+  const leaseMs = params.add(handOver.leaseMs, "float8");
+  const limit = params.add(handOver.limit, "int");
+  const allowanceIds = params.add([...handOver.allowances.keys()], "bigint[]");
+  const allowances = params.add([...handOver.allowances.values()], "int[]");
+  const defaultAllowance = params.add(handOver.defaultAllowance, "int");
+  return `
   targets AS (
     SELECT w.id AS webhook_id, g.id AS event_id, g.event_type, g.position
       FROM given g
       JOIN subscribed w ON w.project_id = g.project_id AND g.event_type = ANY (w.events)
   ), lease AS (
-    SELECT COALESCE(sum(p.n) <= $9::int AND bool_and(COALESCE(a.allowance, $12::int) >= p.n), false) AS leased
+    SELECT COALESCE(sum(p.n) <= ${limit} AND bool_and(COALESCE(a.allowance, ${defaultAllowance}) >= p.n), false) AS leased
       FROM (SELECT webhook_id, count(*) AS n FROM targets GROUP BY webhook_id) p
-      LEFT JOIN unnest($10::bigint[], $11::int[]) AS a (webhook_id, allowance) ON a.webhook_id = p.webhook_id
+      LEFT JOIN unnest(${allowanceIds}, ${allowances}) AS a (webhook_id, allowance) ON a.webhook_id = p.webhook_id
   ), queued AS (
     INSERT INTO deliveries (webhook_id, event_id, event_type, state, locked_by, locked_until)
     SELECT t.webhook_id, t.event_id, t.event_type,
            CASE WHEN l.leased THEN 'in_flight' ELSE 'queued' END,
-           CASE WHEN l.leased THEN $7::text END,
-           CASE WHEN l.leased THEN clock_timestamp() + $8::float8 * interval '1 millisecond' END
+           CASE WHEN l.leased THEN ${worker} END,
+           CASE WHEN l.leased THEN clock_timestamp() + ${leaseMs} * interval '1 millisecond' END
       FROM targets t CROSS JOIN lease l
      ORDER BY t.position, t.webhook_id
     RETURNING id, webhook_id, event_id, event_type, attempt_number, state
   )
   SELECT (SELECT count(*) FROM queued)::int AS queued,
-         CASE WHEN EXISTS (SELECT 1 FROM queued WHERE state = 'queued') THEN pg_notify($6, '') END::text AS notified,
+         CASE WHEN EXISTS (SELECT 1 FROM queued WHERE state = 'queued') THEN pg_notify(${channel}, '') END::text AS notified,
          (SELECT json_agg(json_build_object(
                    'id', q.id, 'webhook_id', q.webhook_id, 'event_id', q.event_id, 'event_type', q.event_type,
                    'attempt_number', q.attempt_number, 'url', w.url, 'secret', w.secret,
@@ -78,6 +77,7 @@ export const handOverStatement = `
                  ORDER BY q.id)
             FROM queued q JOIN subscribed w ON w.id = q.webhook_id
            WHERE q.state = 'in_flight') AS handed_over`;
+}
 
 /** The handed-over rows as the worker takes claimed ones, with the body each sends (by event id). */
 export function handedOverDeliveries(
