@@ -10,7 +10,7 @@ import { type BaselineSettings, startBaselineSystem } from "./baseline-system.js
 import { type BenchDatabase, type BenchServer, startBenchServer } from "./database.js";
 import { type DeliverySystem, runPaced, runThroughput } from "./driver.js";
 import { emitOnlyPostgresUs } from "./emit-only.js";
-import { type EngineSettings, startEngineSystem } from "./engine-system.js";
+import { type EngineSettings, emitterConnections, startEngineSystem } from "./engine-system.js";
 import { formatLoad, runBench } from "./entry.js";
 import { runLimit } from "./limit.js";
 import { measureServiceMemory } from "./memory.js";
@@ -109,6 +109,19 @@ function throughputScenarios(server: BenchServer, receiver: ReceiverProcess) {
   return {
     limit: () => runLimit(receiver, { deliveries, warmup: deliveries, concurrency }),
     engine1: throughput(startEngine, 1, "engine, fan-out 1", engineNote),
+    // The same burst arriving as the paced scenarios' events do, each in a transaction of its own, from
+    // as many callers at once as the emitting pool has connections: the burst that moderate rates are
+    // held to event for event (commits, wake-ups and claims are shared here only by arriving together).
+    engine1Single: () =>
+      withSystem(server, receiver, 1, startEngine, (system) =>
+        runThroughput("engine, fan-out 1, one event per transaction", system, receiver, {
+          events: deliveries,
+          perTransaction: 1,
+          concurrentTransactions: emitterConnections,
+          warmupEvents: deliveries,
+          notes: [engineNote],
+        }),
+      ),
     baseline1: throughput(startBaseline, 1, "baseline pg-boss+axios, fan-out 1", baselineNote),
     engine100: throughput(startEngine, 100, "engine, fan-out 100", engineNote),
     baseline100: throughput(startBaseline, 100, "baseline pg-boss+axios, fan-out 100", baselineNote),

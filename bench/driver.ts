@@ -20,18 +20,28 @@ export interface DeliverySystem {
 
 const doneTimeoutMs = 180_000;
 
-/** Emits `events` in transactions of `perTransaction` and waits until every delivery is done. */
+/**
+ * Emits `events` in transactions of `perTransaction`, `concurrent` transactions at a time, and waits
+ * until every delivery is done.
+ */
 async function emitAndDrain(
   system: DeliverySystem,
   events: EventToEmit[],
   perTransaction: number,
+  concurrent: number,
   expectedTotal: number,
 ): Promise<{ emittedAt: Map<string, number>; startedAt: number; doneAt: number }> {
   const emittedAt = new Map<string, number>();
   const startedAt = Date.now();
-  for (const batch of chunk(events, perTransaction)) {
-    for (const { id, emittedAt: at } of await system.emit(batch)) emittedAt.set(id, at);
-  }
+  const batches = chunk(events, perTransaction);
+  let next = 0;
+  const lane = async () => {
+    while (next < batches.length) {
+      const batch = batches[next++] as EventToEmit[];
+      for (const { id, emittedAt: at } of await system.emit(batch)) emittedAt.set(id, at);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrent }, lane));
   const doneAt = await waitUntilAllDone(system.observer, system.project.id, expectedTotal, doneTimeoutMs);
   return { emittedAt, startedAt, doneAt };
 }
@@ -45,10 +55,18 @@ export async function runThroughput(
   name: string,
   system: DeliverySystem,
   receiver: ReceiverProcess,
-  options: { events: number; perTransaction: number; warmupEvents: number; notes: string[] },
+  options: {
+    events: number;
+    perTransaction: number;
+    /** Emit transactions at a time (1 unless given): several callers each emitting their own events. */
+    concurrentTransactions?: number;
+    warmupEvents: number;
+    notes: string[];
+  },
 ): Promise<ScenarioResult> {
+  const concurrent = options.concurrentTransactions ?? 1;
   const warmup = benchEvents(system.project, options.warmupEvents);
-  await emitAndDrain(system, warmup, options.perTransaction, warmup.length * system.fanOut);
+  await emitAndDrain(system, warmup, options.perTransaction, concurrent, warmup.length * system.fanOut);
   await receiver.collect();
 
   const events = benchEvents(system.project, options.events);
@@ -59,6 +77,7 @@ export async function runThroughput(
     system,
     events,
     options.perTransaction,
+    concurrent,
     (warmup.length + events.length) * system.fanOut,
   );
   const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid, postmaster), deliveries);
@@ -69,7 +88,7 @@ export async function runThroughput(
     run.doneAt - run.startedAt,
     sorted,
     [
-      `${options.events} events × fan-out ${system.fanOut}, ${options.perTransaction} events per transaction, after a warm-up of ${options.warmupEvents} events`,
+      `${options.events} events × fan-out ${system.fanOut}, ${options.perTransaction} events per transaction${concurrent > 1 ? `, ${concurrent} transactions at a time` : ""}, after a warm-up of ${options.warmupEvents} events`,
       ...options.notes,
     ],
     cpu,

@@ -8,6 +8,9 @@ import type { BenchDatabase } from "./database.js";
 import type { DeliverySystem } from "./driver.js";
 import { benchServiceEnv, createProjectWithWebhooks } from "./fixtures.js";
 
+/** Connections of the pool the benchmark emits through (the application's, not the engine's). */
+export const emitterConnections = 4;
+
 /** The engine settings the benchmark runs with (environment variable names of src/app/config.ts). */
 export interface EngineSettings {
   DELIVERY_CONCURRENCY: string;
@@ -36,7 +39,7 @@ export async function startEngineSystem(
     ...settings,
   });
   const service = await startService(config, createLogger(config.logLevel));
-  const emitter = createPool(database.url, 4);
+  const emitter = createPool(database.url, emitterConnections);
   const observer = createPool(database.url, 1);
   return {
     project,

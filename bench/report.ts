@@ -102,8 +102,16 @@ export function printSummary(
     );
     targets.push(...memoryTargets(memory));
   }
-  // The burst's Postgres CPU per event (fan-out 1: one delivery per event), which moderate rates are held to.
-  const burstPostgres = runs.has("engine1") ? best("engine1").cpu?.postgres : undefined;
+  // The bursts' Postgres CPU per event (fan-out 1: one delivery per event), which moderate rates are held
+  // to: the burst of events each in its own transaction, as the paced events are, and the batched one.
+  const bursts = (["engine1Single", "engine1"] as const)
+    .map((key) => ({ key, postgres: runs.has(key) ? best(key).cpu?.postgres : undefined }))
+    .filter(
+      (burst): burst is { key: "engine1Single" | "engine1"; postgres: number } =>
+        burst.postgres !== undefined,
+    );
+  const burstLabel = { engine1Single: "one event per transaction", engine1: "500 events per transaction" };
+  const burstPostgres = bursts[0]?.postgres;
   for (const [key, rate, bound] of [
     ["enginePaced200", 200, 10],
     ["enginePaced", pacedRate, 15],
@@ -119,18 +127,20 @@ export function printSummary(
       p99 < 3 * p50Ms,
     ]);
     if (cpu && burstPostgres) {
-      const ratio = cpu.postgres / burstPostgres;
       const emits = emitOnly.get(key);
       if (emits !== undefined) {
         const engine = cpu.postgres - emits;
         console.log(
-          `  ${rate} events/s: Postgres CPU ${cpu.postgres.toFixed(0)} µs per event, of which the emit transactions alone (no engine running) ${emits.toFixed(0)} µs; the engine's ${engine.toFixed(0)} µs is ${(engine / burstPostgres).toFixed(1)}× the burst's whole ${burstPostgres.toFixed(0)} µs`,
+          `  ${rate} events/s: Postgres CPU ${cpu.postgres.toFixed(0)} µs per event, of which the emit transactions alone (no engine running) ${emits.toFixed(0)} µs; the engine's ${engine.toFixed(0)} µs is ${(engine / burstPostgres).toFixed(1)}× the burst's whole ${burstPostgres.toFixed(0)} µs (${burstLabel[bursts[0]?.key ?? "engine1"]})`,
         );
       }
-      targets.push([
-        `Postgres CPU per event at ${rate} events/s ≤ 1.5× the burst's (${cpu.postgres.toFixed(0)} µs against ${burstPostgres.toFixed(0)} µs: ${ratio.toFixed(2)}×)`,
-        ratio <= 1.5,
-      ]);
+      for (const burst of bursts) {
+        const ratio = cpu.postgres / burst.postgres;
+        targets.push([
+          `Postgres CPU per event at ${rate} events/s ≤ 1.5× the burst's, ${burstLabel[burst.key]} (${cpu.postgres.toFixed(0)} µs against ${burst.postgres.toFixed(0)} µs: ${ratio.toFixed(2)}×)`,
+          ratio <= 1.5,
+        ]);
+      }
     }
     const pg = pgTimes.get(key);
     if (pg) {
