@@ -6,7 +6,7 @@ import type { ClaimedDelivery } from "./claim.js";
 import { createEnvelope, type Envelope } from "./envelope.js";
 import {
   type HandOver,
-  type HandOverResult,
+  type HandOverRow,
   handedOverDeliveries,
   handOverColumns,
   handOverStatement,
@@ -100,17 +100,22 @@ export async function emitEvents(
   const handing = events.length <= handOverMaxEvents ? handOver : undefined;
   // Prepared (parsed and planned once per connection, then reused): planning it on every call was
   // more Postgres time than running it (bench/delivery.ts at 200 events/s).
-  const { rows } = handing
-    ? await db.query<HandOverResult>({
-        name: handOverStatementName(handing),
-        text: `WITH ${eventsAndSubscribers(p, handOverColumns(handing))}, ${handOverStatement(params, handing, p.channel)}`,
-        values: params.values,
-      })
-    : await db.query<{ queued: number }>({
-        name: "emit-events",
-        // Deliveries are numbered in the order the events were given (the ordinality), so a rollout's
-        // created is queued before its ready when both are emitted together.
-        text: `WITH ${eventsAndSubscribers(p)}, queued AS (
+  let queued: number;
+  let handedOver: ClaimedDelivery[] = [];
+  if (handing) {
+    const { rows } = await db.query<HandOverRow>({
+      name: handOverStatementName(handing),
+      text: `WITH ${eventsAndSubscribers(p, handOverColumns(handing))}, ${handOverStatement(params, handing, p.channel)}`,
+      values: params.values,
+    });
+    queued = rows.length;
+    handedOver = handedOverDeliveries(rows, new Map(emitted.map((e) => [e.envelope.id, e.body])), now);
+  } else {
+    const { rows } = await db.query<{ queued: number }>({
+      name: "emit-events",
+      // Deliveries are numbered in the order the events were given (the ordinality), so a rollout's
+      // created is queued before its ready when both are emitted together.
+      text: `WITH ${eventsAndSubscribers(p)}, queued AS (
        INSERT INTO deliveries (webhook_id, event_id, event_type)
        SELECT w.id, g.id, g.event_type
          FROM given g
@@ -120,15 +125,12 @@ export async function emitEvents(
      )
      SELECT count(*)::int AS queued, CASE WHEN count(*) > 0 THEN pg_notify(${p.channel}, '') END::text AS notified
        FROM queued`,
-        values: params.values,
-      });
+      values: params.values,
+    });
+    queued = rows[0]?.queued ?? 0;
+  }
   for (const event of events) metrics.eventsEmitted.inc({ event_type: event.eventType });
-  const row = rows[0];
-  const handedOver =
-    row && "handed_over" in row
-      ? handedOverDeliveries(row as HandOverResult, new Map(emitted.map((e) => [e.envelope.id, e.body])), now)
-      : [];
-  return { emitted, queued: row?.queued ?? 0, handedOver };
+  return { emitted, queued, handedOver };
 }
 
 export async function emitEvent(

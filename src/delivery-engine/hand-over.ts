@@ -24,9 +24,18 @@ export interface HandOver {
   countedBy: string;
 }
 
-export interface HandOverResult {
-  queued: number;
-  handed_over: Array<Omit<ClaimedDelivery, "body" | "event_created_ms"> & { event_id: string }> | null;
+/** One row per delivery the emit inserted; the send's columns only on the handed-over (in_flight) ones. */
+export interface HandOverRow {
+  id: number;
+  webhook_id: number;
+  event_id: string;
+  event_type: string;
+  attempt_number: number;
+  state: "queued" | "in_flight";
+  url: string | null;
+  secret: string | null;
+  retry_max_attempts: number | null;
+  counted_by_policy: boolean | null;
 }
 
 /** The webhooks' columns a send needs, read where the emit locks them. */
@@ -49,15 +58,22 @@ export function handOverStatement(params: StatementParams, handOver: HandOver, c
   const allowanceIds = params.add([...handOver.allowances.keys()], "bigint[]");
   const allowances = params.add([...handOver.allowances.values()], "int[]");
   const defaultAllowance = params.add(handOver.defaultAllowance, "int");
+  // Joins by nested loops over a handful of rows (OFFSET 0 keeps each subquery as written): planned
+  // generically, the plain joins became hash joins and a hash aggregate, each building its hash table
+  // anew on every emit for a row or two.
   return `
   targets AS (
     SELECT w.id AS webhook_id, g.id AS event_id, g.event_type, g.position
       FROM given g
-      JOIN subscribed w ON w.project_id = g.project_id AND g.event_type = ANY (w.events)
+     CROSS JOIN LATERAL (
+       SELECT s.id FROM subscribed s WHERE s.project_id = g.project_id AND g.event_type = ANY (s.events) OFFSET 0
+     ) w
   ), lease AS (
-    SELECT COALESCE(sum(p.n) <= ${limit} AND bool_and(COALESCE(a.allowance, ${defaultAllowance}) >= p.n), false) AS leased
-      FROM (SELECT webhook_id, count(*) AS n FROM targets GROUP BY webhook_id) p
-      LEFT JOIN unnest(${allowanceIds}, ${allowances}) AS a (webhook_id, allowance) ON a.webhook_id = p.webhook_id
+    SELECT COALESCE(sum(p.n) <= ${limit} AND bool_and(p.n = 0 OR COALESCE(
+             (${allowances})[array_position(${allowanceIds}, p.webhook_id)], ${defaultAllowance}) >= p.n), false) AS leased
+      FROM (SELECT s.id AS webhook_id,
+                   (SELECT count(*) FROM given g WHERE g.project_id = s.project_id AND g.event_type = ANY (s.events)) AS n
+              FROM subscribed s OFFSET 0) p
   ), queued AS (
     INSERT INTO deliveries (webhook_id, event_id, event_type, state, locked_by, locked_until)
     SELECT t.webhook_id, t.event_id, t.event_type,
@@ -68,28 +84,41 @@ export function handOverStatement(params: StatementParams, handOver: HandOver, c
      ORDER BY t.position, t.webhook_id
     RETURNING id, webhook_id, event_id, event_type, attempt_number, state
   )
-  SELECT (SELECT count(*) FROM queued)::int AS queued,
-         CASE WHEN EXISTS (SELECT 1 FROM queued WHERE state = 'queued') THEN pg_notify(${channel}, '') END::text AS notified,
-         (SELECT json_agg(json_build_object(
-                   'id', q.id, 'webhook_id', q.webhook_id, 'event_id', q.event_id, 'event_type', q.event_type,
-                   'attempt_number', q.attempt_number, 'url', w.url, 'secret', w.secret,
-                   'retry_max_attempts', w.retry_max_attempts, 'counted_by_policy', w.counted_by_policy)
-                 ORDER BY q.id)
-            FROM queued q JOIN subscribed w ON w.id = q.webhook_id
-           WHERE q.state = 'in_flight') AS handed_over`;
+  -- A row per delivery, not one aggregate: fewer plan nodes to start and no JSON to build or parse.
+  -- Postgres folds a transaction's identical notifications into one.
+  SELECT q.id, q.webhook_id, q.event_id, q.event_type, q.attempt_number, q.state,
+         CASE WHEN l.leased THEN w.url END AS url, CASE WHEN l.leased THEN w.secret END AS secret,
+         CASE WHEN l.leased THEN w.retry_max_attempts END AS retry_max_attempts,
+         CASE WHEN l.leased THEN w.counted_by_policy END AS counted_by_policy,
+         CASE WHEN NOT l.leased THEN pg_notify(${channel}, '') END::text AS notified
+    FROM queued q
+   CROSS JOIN LATERAL (SELECT s.url, s.secret, s.retry_max_attempts, s.counted_by_policy
+                         FROM subscribed s WHERE s.id = q.webhook_id OFFSET 0) w
+   CROSS JOIN lease l`;
 }
 
 /** The handed-over rows as the worker takes claimed ones, with the body each sends (by event id). */
 export function handedOverDeliveries(
-  result: HandOverResult,
+  rows: HandOverRow[],
   bodies: Map<string, string>,
   createdAt: Date,
 ): ClaimedDelivery[] {
-  return (result.handed_over ?? []).map(({ event_id, ...row }) => ({
-    ...row,
-    body: bodies.get(event_id) as string,
-    event_created_ms: createdAt.getTime(),
-    enabled: true,
-    more_due: false,
-  }));
+  // In id order, the order they were queued in (a rollout's created before its ready).
+  return rows
+    .filter((row) => row.state === "in_flight")
+    .sort((a, b) => a.id - b.id)
+    .map((row) => ({
+      id: row.id,
+      webhook_id: row.webhook_id,
+      event_type: row.event_type,
+      attempt_number: row.attempt_number,
+      url: row.url as string,
+      secret: row.secret,
+      retry_max_attempts: row.retry_max_attempts,
+      counted_by_policy: row.counted_by_policy as boolean,
+      body: bodies.get(row.event_id) as string,
+      event_created_ms: createdAt.getTime(),
+      enabled: true,
+      more_due: false,
+    }));
 }

@@ -117,6 +117,35 @@ describe("handing deliveries over at emit", () => {
   });
 });
 
+describe("handing over a rollout step of several events", () => {
+  it("hands them over in the order given, and only within the allowance of a webhook the worker has not seen", async () => {
+    const projectId = await createProject(service, "steps");
+    const eventTypes = ["deployment.created", "deployment.ready", "deployment.succeeded"] as const;
+    const webhook = await createWebhook(service, projectId, {
+      url: `${receiver.url}/steps`,
+      events: [...eventTypes],
+    });
+    const webhookId = webhook.id as number;
+    const lease = service.engine.handOverLease() as HandOver;
+    const steps = eventTypes.map((eventType) => ({ eventType, projectId, payload: {} }));
+    const emit = (handOver: HandOver) =>
+      withTransaction(service.pool, (client) => emitEvents(client, steps, handOver));
+    const unseen = { ...lease, limit: 100, allowances: new Map(), defaultAllowance: 2 };
+    expect(await emit(unseen)).toMatchObject({ queued: 3, handedOver: [] });
+    const roomy = { ...unseen, defaultAllowance: 3 };
+    const { handedOver } = await emit(roomy);
+    expect(handedOver.map((delivery) => delivery.event_type)).toEqual([...eventTypes]);
+    expect(handedOver.map((delivery) => delivery.id)).toEqual(
+      handedOver.map((d) => d.id).sort((a, b) => a - b),
+    );
+    service.engine.handOver(handedOver);
+    await eventually(async () => {
+      const rows = await rowsOf(webhookId);
+      return rows.length === 6 && rows.every((row) => row.state === "done") ? rows : undefined;
+    });
+  });
+});
+
 describe("outcomes recorded together", () => {
   it("records every attempt, failed and successful, and those still waiting when the service stops", async () => {
     const database = await createTestDatabase();
