@@ -102,3 +102,83 @@ describe.each(plans)("with the %s claim", (name, limit, planFor) => {
     expect(queued.rows).toEqual([{ attempt_number: 2, state: "queued" }]);
   });
 });
+
+describe("with nothing to claim (outcomes recorded on their own)", () => {
+  let pool: Pool;
+  onNewDatabase((created) => (pool = created), 2, claimSessionSettings);
+
+  it("records, schedules the retry and counts the failure, and leaves queued rows queued", async () => {
+    const project = await insertProject(pool, { name: "Alone", slug: "alone", repoUrl: null });
+    const webhook = (policies?: {
+      retryMaxAttempts: number;
+      autoDisable: { afterFailures: number; minDurationSeconds: number };
+    }) =>
+      insertWebhook(pool, testSecretBox(), {
+        projectId: project.id,
+        url: "https://x.example",
+        events: ["deployment.created"],
+        enabled: true,
+        secret: null,
+        ...(policies ? { policies } : {}),
+      });
+    const withPolicy = await webhook({
+      retryMaxAttempts: 2,
+      autoDisable: { afterFailures: 5, minDurationSeconds: 0 },
+    });
+    const plain = await webhook();
+    const emit = () =>
+      withTransaction(pool, (client) =>
+        emitEvents(client, [{ eventType: "deployment.created", projectId: project.id, payload: {} }]),
+      );
+    await emit();
+    const plan = { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 };
+    const claimed = await recordAndClaim(
+      pool,
+      "worker",
+      [],
+      { limit: 10, leaseMs: 60_000, plan },
+      autoDisablePolicy,
+    );
+    const byWebhook = new Map(claimed.map((row) => [row.webhook_id, row.id]));
+    await emit(); // queued while the first two are in flight
+    const nothing = { limit: 0, leaseMs: 60_000, plan };
+    const succeeded = { ...failed, success: true, statusCode: 200, errorMessage: null, failure: null };
+    // The plain variant (no follow-ups), then the follow-up one.
+    const plainId = byWebhook.get(plain.id) ?? 0;
+    expect(
+      await recordAndClaim(
+        pool,
+        "worker",
+        [{ id: plainId, outcome: succeeded, deliveredAtMs: Date.now() }],
+        nothing,
+        autoDisablePolicy,
+      ),
+    ).toEqual([]);
+    const policyId = byWebhook.get(withPolicy.id) ?? 0;
+    const outcome = {
+      id: policyId,
+      outcome: failed,
+      deliveredAtMs: Date.now(),
+      retryInMs: 0,
+      countedByPolicy: true,
+    };
+    expect(await recordAndClaim(pool, "worker", [outcome], nothing, autoDisablePolicy)).toEqual([]);
+
+    const { rows } = await pool.query("SELECT id, state, success FROM deliveries ORDER BY id");
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { id: plainId, state: "done", success: true },
+        { id: policyId, state: "done", success: false },
+      ]),
+    );
+    expect(rows.filter((row) => row.state === "queued")).toHaveLength(2);
+    const waiting = await pool.query("SELECT attempt_number FROM scheduled_retries WHERE webhook_id = $1", [
+      withPolicy.id,
+    ]);
+    expect(waiting.rows).toEqual([{ attempt_number: 2 }]);
+    const counted = await pool.query("SELECT consecutive_failures FROM webhooks WHERE id = $1", [
+      withPolicy.id,
+    ]);
+    expect(counted.rows[0].consecutive_failures).toBe(1);
+  });
+});
