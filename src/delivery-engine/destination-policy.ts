@@ -1,8 +1,8 @@
 import dns from "node:dns";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import type { Duplex } from "node:stream";
-import { Agent, buildConnector } from "undici";
 import { classifyAddress } from "./address-ranges.js";
+import { Agent, buildConnector } from "./undici-agent.js";
 
 /**
  * Which network destinations an outbound delivery may connect to. Always refused: metadata, link-local,
