@@ -44,8 +44,13 @@ RUN --mount=type=secret,id=npm_ca \
  && npm cache clean --force
 
 FROM ${DEBIAN_IMAGE} AS runtime
+# One glibc malloc arena instead of one per thread (npm start and the CLI's first line set it too): the
+# memory V8's compiler and collector threads and the sockets free is reused by the others instead of
+# kept per thread; the peak resident set while draining a burst is ~10 MiB lower at the same CPU per
+# delivery (docs/operating.md, Memory).
 ENV NODE_ENV=production \
-    HOME=/tmp
+    HOME=/tmp \
+    MALLOC_ARENA_MAX=1
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
 # The Node image's user node, 1000:1000.
 RUN groupadd --gid 1000 node \

@@ -9,13 +9,21 @@ import { benchServiceEnv, sleep } from "./fixtures.js";
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const serviceEntry = path.join(repoRoot, "dist/src/cli/main.js");
 
-/** The Node flags `npm start` runs the service with (package.json), so the figures are that process's. */
-export async function startFlags(): Promise<string[]> {
+/**
+ * The environment settings and Node flags `npm start` runs the service with (package.json), so the
+ * figures are that process's.
+ */
+export async function startCommand(): Promise<{ env: Record<string, string>; flags: string[] }> {
   const scripts = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8")).scripts;
-  const flags = /^node ((?:--\S+ )*)dist\/src\/cli\/main\.js serve$/.exec(scripts.start)?.[1];
-  if (flags === undefined)
-    throw new Error(`package.json's start is not "node [flags] dist/src/cli/main.js serve"`);
-  return flags.trim().split(" ").filter(Boolean);
+  const [, settings, flags] =
+    /^((?:[A-Z_]+=\S+ )*)node ((?:--\S+ )*)dist\/src\/cli\/main\.js serve$/.exec(scripts.start) ?? [];
+  if (settings === undefined || flags === undefined)
+    throw new Error(`package.json's start is not "[VAR=value …] node [flags] dist/src/cli/main.js serve"`);
+  const words = (text: string) => text.split(" ").filter(Boolean);
+  return {
+    env: Object.fromEntries(words(settings).map((setting) => setting.split("=", 2) as [string, string])),
+    flags: words(flags),
+  };
 }
 
 /** The built service in a process of its own, as `npm start` runs it, without a cluster. */
@@ -32,7 +40,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** Starts `node <npm start's flags> dist/src/cli/main.js serve` against `databaseUrl`; resolves when ready. */
+/** Starts `<npm start's settings> node <its flags> dist/src/cli/main.js serve` against `databaseUrl`; resolves when ready. */
 export async function startServiceProcess(
   databaseUrl: string,
   settings: Record<string, string>,
@@ -40,8 +48,10 @@ export async function startServiceProcess(
   if (!existsSync(serviceEntry)) throw new Error(`${serviceEntry} is missing: run npm run build first`);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...(await startFlags()), serviceEntry, "serve"], {
+  const start = await startCommand();
+  const child = spawn(process.execPath, [...start.flags, serviceEntry, "serve"], {
     env: {
+      ...start.env,
       PATH: process.env.PATH,
       ...benchServiceEnv,
       PORT: String(port),

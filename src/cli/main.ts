@@ -1,7 +1,8 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=50
-// Run as `webhook-operator …` (npm's bin), Node gets the flags that `npm start` and the image give it:
-// a 4 MiB young generation and old-generation collections at 50% growth (docs/operating.md, Memory).
-// test/unit/node-flags.test.ts holds the three places to the same flags.
+#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=4 --heap-growing-percent=50
+// Run as `webhook-operator …` (npm's bin), Node gets the flags and environment that `npm start` and the
+// image give it: a 4 MiB young generation, old-generation collections at 50% growth and one glibc
+// malloc arena (docs/operating.md, Memory). test/unit/node-flags.test.ts holds the three places to
+// the same flags.
 import { Command } from "commander";
 import { version } from "../version.js";
 import { reportError } from "./errors.js";

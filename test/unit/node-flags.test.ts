@@ -4,17 +4,21 @@ import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../support/tools.js";
 
-// The service runs with the same Node flags however it is started: `npm start`, the CLI's bin
-// (`webhook-operator serve`, through main.ts's shebang), and the image's ENTRYPOINT, which the chart
-// and the plain manifests keep by giving only `args`. The memory figures (bench/memory.ts, which
-// reads npm start's flags) hold for all of them only if these agree.
+// The service runs with the same Node flags and glibc settings however it is started: `npm start`, the
+// CLI's bin (`webhook-operator serve`, through main.ts's shebang), and the image (its ENTRYPOINT and
+// ENV), which the chart and the plain manifests keep by giving only `args`. The memory figures
+// (bench/memory.ts, which reads npm start's command) hold for all of them only if these agree.
 
 const read = (relative: string) => readFileSync(path.join(repoRoot, relative), "utf8");
 const flagsIn = (words: string[]) => words.filter((word) => word.startsWith("--"));
+const mallocSettingsIn = (words: string[]) => words.filter((word) => word.startsWith("MALLOC_"));
 
 const startScript = JSON.parse(read("package.json")).scripts.start as string;
 const shebang = read("src/cli/main.ts").split("\n")[0] ?? "";
-const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(read("Dockerfile"))?.[1] ?? "[]") as string[];
+const dockerfile = read("Dockerfile");
+const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
+// The words of the image's ENV instruction (continued over lines ending in a backslash).
+const imageEnv = (/^ENV ((?:.*\\\n)*.*)$/m.exec(dockerfile)?.[1] ?? "").split(/[\s\\]+/);
 
 describe("the Node flags of the service", () => {
   const npmStart = flagsIn(startScript.split(" "));
@@ -25,10 +29,28 @@ describe("the Node flags of the service", () => {
   });
 
   it.each([
-    ["the CLI's shebang", shebang.startsWith("#!/usr/bin/env -S node ") ? flagsIn(shebang.split(" ")) : []],
+    [
+      "the CLI's shebang",
+      /^#!\/usr\/bin\/env -S (?:MALLOC_\S+ )*node /.test(shebang) ? flagsIn(shebang.split(" ")) : [],
+    ],
     ["the image's ENTRYPOINT", entrypoint[0] === "node" ? flagsIn(entrypoint) : []],
   ])("%s gives the same", (_where, flags) => {
     expect(flags).toEqual(npmStart);
+  });
+});
+
+describe("the glibc settings of the service", () => {
+  const npmStart = mallocSettingsIn(startScript.split(" "));
+
+  it("npm start sets one malloc arena", () => {
+    expect(npmStart).toEqual(["MALLOC_ARENA_MAX=1"]);
+  });
+
+  it.each([
+    ["the CLI's shebang", mallocSettingsIn(shebang.split(" "))],
+    ["the image's ENV", mallocSettingsIn(imageEnv)],
+  ])("%s sets the same", (_where, settings) => {
+    expect(settings).toEqual(npmStart);
   });
 
   it("the plain manifests' operator container keeps the ENTRYPOINT (args only, no command)", () => {
