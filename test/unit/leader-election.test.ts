@@ -119,14 +119,17 @@ describe("LeaderElector", () => {
       },
     });
     candidate.start();
+    // Taken before the candidate is shown the last change, so the candidate saw it at this time or later.
+    let lastChange = 0;
     for (let version = 1; version <= 20; version++) {
-      (await next("read")).answer(lease(version));
+      const read = await next("read");
+      lastChange = Date.now();
+      read.answer(lease(version));
       await new Promise((resolve) => setTimeout(resolve, 5));
       expect(pending("replace")).toBe(false);
     }
     expect(events).toEqual([]);
     // The holder stops renewing: after a lease duration (1 s, its leaseDurationSeconds) it is taken over.
-    const lastChange = Date.now();
     let replace: Awaited<ReturnType<typeof next>> | undefined;
     while (!replace) {
       (await next("read")).answer(lease(20));
