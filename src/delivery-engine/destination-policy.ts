@@ -177,29 +177,38 @@ export function createDeliveryAgent(opts: {
 }
 
 const continueHead = /^HTTP\/1\.[01] 100 /;
+/** "1", the first digit of an interim (1xx) status, at its place in a status line. */
+const interimStatusDigit = 0x31;
 
 /**
  * undici fails a request answered by a `100 Continue` it did not ask for (it never sends `Expect:
  * 100-continue`), though a client must accept any 1xx before the final answer (RFC 9110 §15.2): a
  * receiver that sends one and then a 200 was recorded as a connection failure. Such interim heads are
- * taken out of what the socket read before undici's parser (whose 'readable' listener comes after this
- * one) sees it, only in the first bytes that arrive after a request was written, the start of a response.
+ * taken out of what undici's parser reads from the socket, only in the first bytes read after a request
+ * was written, the start of a response. The socket's read is wrapped: a 'readable' listener of our own
+ * read every response's first bytes and put them back (unshift) for undici to read again, which cost
+ * about 20 µs of CPU per response when requests go one at a time, about 3 µs with 64 at a time.
  */
 export function dropUnaskedContinue(socket: Duplex & { bytesWritten: number }): void {
   let writtenAtLastResponse = -1;
-  socket.on("readable", () => {
-    if (socket.bytesWritten === writtenAtLastResponse) return; // the rest of a response
-    const chunk: Buffer | null = socket.read();
-    if (chunk === null) return;
+  const read = socket.read;
+  socket.read = function readPastUnaskedContinue(this: Duplex, size?: number) {
+    const chunk: Buffer | null = read.call(this, size);
+    if (chunk === null || socket.bytesWritten === writtenAtLastResponse) return chunk; // the rest of a response
     writtenAtLastResponse = socket.bytesWritten;
     let start = 0;
-    while (continueHead.test(chunk.toString("latin1", start, start + 13))) {
+    while (
+      chunk[start + 9] === interimStatusDigit &&
+      continueHead.test(chunk.toString("latin1", start, start + 13))
+    ) {
       const end = chunk.indexOf("\r\n\r\n", start);
       if (end === -1) break;
       start = end + 4;
     }
-    if (start < chunk.length) socket.unshift(start === 0 ? chunk : chunk.subarray(start));
-    // An interim head alone: the final one is still the start of the response.
-    else writtenAtLastResponse = -1;
-  });
+    if (start === 0) return chunk;
+    if (start < chunk.length) return chunk.subarray(start);
+    // An interim head alone: the final one is still the start of the response, in bytes not read yet.
+    writtenAtLastResponse = -1;
+    return socket.read(size);
+  };
 }

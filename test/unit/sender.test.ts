@@ -290,6 +290,19 @@ describe("createSender", () => {
     expect(await send(delivery(receiver.url))).toMatchObject({ success: true, statusCode: 200 });
   });
 
+  it("records a 100 Continue arriving in one packet with the 200 after it as the 200", async () => {
+    const receiver = await startRawReceiver((socket) => {
+      socket.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nreceived");
+    });
+    const send = sender();
+    for (let i = 0; i < 2; i++)
+      expect(await send(delivery(receiver.url))).toMatchObject({
+        success: true,
+        statusCode: 200,
+        responseBody: "received",
+      });
+  });
+
   it("formats the production timeout as whole seconds", () => {
     expect(timeoutMessage("https://example.com/h", 30_000)).toMatch(/^Request timeout after 30 seconds\. /);
   });
