@@ -194,8 +194,11 @@ export function dropUnaskedContinue(socket: Duplex & { bytesWritten: number }): 
   const read = socket.read;
   socket.read = function readPastUnaskedContinue(this: Duplex, size?: number) {
     const chunk: Buffer | null = read.call(this, size);
-    if (chunk === null || socket.bytesWritten === writtenAtLastResponse) return chunk; // the rest of a response
-    writtenAtLastResponse = socket.bytesWritten;
+    if (chunk === null) return chunk;
+    // Read once: the getter copies the socket's write buffer to add it up.
+    const written = socket.bytesWritten;
+    if (written === writtenAtLastResponse) return chunk; // the rest of a response
+    writtenAtLastResponse = written;
     let start = 0;
     while (
       chunk[start + 9] === interimStatusDigit &&
