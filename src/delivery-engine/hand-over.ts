@@ -92,8 +92,7 @@ export function handOverStatement(params: StatementParams, handOver: HandOver, c
          CASE WHEN l.leased THEN w.counted_by_policy END AS counted_by_policy,
          CASE WHEN NOT l.leased THEN pg_notify(${channel}, '') END::text AS notified
     FROM queued q
-   CROSS JOIN LATERAL (SELECT s.url, s.secret, s.retry_max_attempts, s.counted_by_policy
-                         FROM subscribed s WHERE s.id = q.webhook_id OFFSET 0) w
+   CROSS JOIN LATERAL (SELECT * FROM subscribed s WHERE s.id = q.webhook_id OFFSET 0) w
    CROSS JOIN lease l`;
 }
 
