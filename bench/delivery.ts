@@ -13,7 +13,7 @@ import { emitOnlyPostgresUs } from "./emit-only.js";
 import { type EngineSettings, emitterConnections, startEngineSystem } from "./engine-system.js";
 import { formatLoad, runBench } from "./entry.js";
 import { runLimit } from "./limit.js";
-import { measureServiceMemory } from "./memory.js";
+import { describeMemory, measureServiceMemory } from "./memory.js";
 import {
   formatServerWrites,
   formatStatementTimes,
@@ -200,7 +200,7 @@ async function main(): Promise<void> {
     const memory = selected("memory") ? await measureServiceMemory(server, receiver, deliveries) : undefined;
     if (memory) {
       console.log(
-        `  the service in its own process (npm start, no cluster): idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; draining a burst of ${deliveries} events (${memory.drainSeconds.toFixed(1)} s): peak RSS ${memory.peakRssMiB.toFixed(0)} MiB, peak heap ${memory.peakHeapMiB.toFixed(0)} MiB`,
+        `  the service in its own process (npm start, no cluster): ${describeMemory(memory, deliveries)}`,
       );
     }
     printSummary(runs, pacedRate, pgTimes, memory, emitOnly);

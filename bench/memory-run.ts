@@ -2,7 +2,7 @@
 // with the Node flags it ships with. Run: npm run bench:memory (npm run bench measures it too).
 import { startBenchServer } from "./database.js";
 import { formatLoad, runBench } from "./entry.js";
-import { measureServiceMemory, memoryTargets } from "./memory.js";
+import { describeMemory, measureServiceMemory, memoryTargets } from "./memory.js";
 import { startReceiverProcess } from "./receiver-process.js";
 
 const events = Math.max(1_000, Math.round(20_000 * Number(process.env.BENCH_SCALE ?? 1)));
@@ -13,9 +13,7 @@ async function main(): Promise<void> {
   try {
     console.log(`Memory benchmark (load average before: ${formatLoad()})`);
     const memory = await measureServiceMemory(server, receiver, events);
-    console.log(
-      `  idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; draining ${events} events (${memory.drainSeconds.toFixed(1)} s): peak RSS ${memory.peakRssMiB.toFixed(0)} MiB, peak heap ${memory.peakHeapMiB.toFixed(0)} MiB`,
-    );
+    console.log(`  ${describeMemory(memory, events)}`);
     for (const [target, met] of memoryTargets(memory)) console.log(`  ${met ? "PASS" : "FAIL"} ${target}`);
     console.log(`  load average after: ${formatLoad()}`);
   } finally {

@@ -11,6 +11,8 @@ export interface ServiceMemory {
   peakRssMiB: number;
   peakHeapMiB: number;
   drainSeconds: number;
+  /** Resident set a minute after the drain, once the service has released memory (idle-memory.ts). */
+  idleAfterRssMiB: number;
 }
 
 const mib = (bytes: number) => bytes / 1024 / 1024;
@@ -24,6 +26,12 @@ export function memoryTargets(memory: ServiceMemory): [string, boolean][] {
       memory.peakRssMiB < 110,
     ],
   ];
+}
+
+/** One line of what `measureServiceMemory` found. */
+export function describeMemory(memory: ServiceMemory, events: number): string {
+  const mb = (value: number) => `${value.toFixed(0)} MiB`;
+  return `idle RSS ${mb(memory.idleRssMiB)}; draining ${events} events (${memory.drainSeconds.toFixed(1)} s): peak RSS ${mb(memory.peakRssMiB)}, peak heap ${mb(memory.peakHeapMiB)}; idle again a minute later: RSS ${mb(memory.idleAfterRssMiB)}`;
 }
 
 /** VmRSS and VmHWM (the peak resident set since start) of a process, from /proc, in bytes. */
@@ -41,7 +49,8 @@ async function heapUsed(url: string): Promise<number> {
 /**
  * The built service (`node … dist/src/cli/main.js serve`, as `npm start` runs it) in a process of its
  * own, without a cluster: its resident set when idle, then its peak resident set (VmHWM) and peak V8
- * heap (from /metrics, every 100 ms) while it drains a burst of `events` events emitted all at once.
+ * heap (from /metrics, every 100 ms) while it drains a burst of `events` events emitted all at once,
+ * then its resident set once idle again.
  */
 export async function measureServiceMemory(
   server: BenchServer,
@@ -78,11 +87,15 @@ export async function measureServiceMemory(
     await sampler;
     const after = await residentSet(pid);
     await receiver.collect();
+    // The service looks every 30 s: one look may still see the drain's CPU, the next sees it idle.
+    await sleep(65_000);
+    const idleAfter = await residentSet(pid);
     return {
       idleRssMiB: mib(idle.rss),
       peakRssMiB: mib(after.peak),
       peakHeapMiB: mib(peakHeap),
       drainSeconds: (doneAt - startedAt) / 1000,
+      idleAfterRssMiB: mib(idleAfter.rss),
     };
   } finally {
     await service?.stop();

@@ -98,7 +98,7 @@ export function printSummary(
   }
   if (memory) {
     console.log(
-      `  service process: idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; peak RSS ${memory.peakRssMiB.toFixed(0)} MiB and peak heap ${memory.peakHeapMiB.toFixed(0)} MiB draining the burst`,
+      `  service process: idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; peak RSS ${memory.peakRssMiB.toFixed(0)} MiB and peak heap ${memory.peakHeapMiB.toFixed(0)} MiB draining the burst; idle again ${memory.idleAfterRssMiB.toFixed(0)} MiB`,
     );
     targets.push(...memoryTargets(memory));
   }

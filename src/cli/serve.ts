@@ -7,12 +7,14 @@ export async function serve(options: { kubernetes?: boolean } = {}): Promise<voi
   // soon as it is up, instead of killing it halfway (an embedded Postgres left running).
   let service: RunningService | undefined;
   let stopRequested: string | undefined;
+  let stopReleasing = () => {};
   const stop = (signal: string) => {
     if (stopRequested) return;
     stopRequested = signal;
     if (!service) return;
     const running = service;
     running.logger.info({ signal }, "signal received");
+    stopReleasing();
     running.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -27,12 +29,15 @@ export async function serve(options: { kubernetes?: boolean } = {}): Promise<voi
   try {
     if (options.kubernetes === false) process.env.KUBERNETES = "false";
     // Loaded here, not at the top: the client commands start without the whole server behind them.
-    const [{ createLogger }, { startService }] = await Promise.all([
+    const [{ createLogger }, { startService }, { releaseMemoryWhenIdle }] = await Promise.all([
       import("../logger.js"),
       import("../app/service.js"),
+      import("../app/idle-memory.js"),
     ]);
     const config = loadConfig();
     service = await startService(config, createLogger(config.logLevel, config.logFormat));
+    // Start-up's garbage and grown young generation given back now, a burst's once it is over.
+    stopReleasing = releaseMemoryWhenIdle(service.logger);
     if (stopRequested) {
       const signal = stopRequested;
       stopRequested = undefined;

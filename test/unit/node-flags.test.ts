@@ -26,6 +26,8 @@ describe("the Node flags of the service", () => {
   it("npm start gives some", () => {
     expect(npmStart).toContain("--max-semi-space-size=4");
     expect(npmStart).toContain("--heap-growing-percent=50");
+    // `gc`, with which the service gives memory back when idle (src/app/idle-memory.ts).
+    expect(npmStart).toContain("--expose-gc");
   });
 
   it.each([
