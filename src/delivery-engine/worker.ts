@@ -1,9 +1,8 @@
-import pg from "pg";
 import type { Pool } from "../db/pool.js";
 import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
-import { deliveriesChannel, type HandOver } from "./emit.js";
+import type { HandOver } from "./emit.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
 import {
   type ClaimedDelivery,
@@ -13,6 +12,7 @@ import {
   releaseClaims,
   releaseClaimsOf,
 } from "./queue.js";
+import { QueueListener } from "./queue-listener.js";
 import { ReceiverLimits } from "./receiver-limits.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 import { longestSendMs } from "./timing.js";
@@ -117,9 +117,8 @@ export class DeliveryWorker {
   private started = false;
   private stopped = false;
   private failures = 0;
-  private listener: pg.Client | undefined;
+  private readonly listener: QueueListener;
   private pollTimer: NodeJS.Timeout | undefined;
-  private reconnectTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private gatherTimer: NodeJS.Timeout | undefined;
   private slowCheckTimer: NodeJS.Timeout | undefined;
@@ -128,6 +127,7 @@ export class DeliveryWorker {
 
   constructor(private readonly options: WorkerOptions) {
     this.gatherBelow = Math.ceil(options.concurrency / 8);
+    this.listener = new QueueListener(options.databaseUrl, () => this.wake(), options.logger);
     const slowAfterMs = Math.min(options.timeoutMs, Math.max(5_000, options.timeoutMs / 4));
     // A row's lease runs from its claim: the wait before its send plus the send must fit in it.
     this.maxWaitMs = Math.min(slowAfterMs, options.leaseMs - longestSendMs(options.timeoutMs));
@@ -143,10 +143,7 @@ export class DeliveryWorker {
 
   async start(): Promise<void> {
     this.started = true;
-    await this.listen().catch((error: unknown) => {
-      this.options.logger.warn({ err: error }, "LISTEN failed; relying on polling until it reconnects");
-      this.scheduleReconnect(1_000);
-    });
+    await this.listener.start();
     this.pollTimer = setInterval(() => {
       this.queueDueRetries();
       this.startReady();
@@ -228,10 +225,9 @@ export class DeliveryWorker {
     this.stopped = true;
     clearInterval(this.pollTimer);
     clearInterval(this.slowCheckTimer);
-    clearTimeout(this.reconnectTimer);
     clearTimeout(this.retryTimer);
     clearTimeout(this.gatherTimer);
-    await this.listener?.end().catch(() => {});
+    await this.listener.stop();
     await this.queueingRetries;
     await this.releasing;
     await Promise.race([Promise.all(this.inFlight.values()), sleep(timeoutMs)]);
@@ -241,31 +237,6 @@ export class DeliveryWorker {
     const released = await releaseClaims(this.options.pool, this.options.workerId).catch(() => 0);
     if (released > 0)
       this.options.logger.info({ released }, "released unfinished deliveries back to the queue");
-  }
-
-  private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.options.databaseUrl });
-    client.on("notification", () => this.wake());
-    client.on("error", (error) => {
-      this.options.logger.warn({ err: error }, "LISTEN connection lost");
-      this.scheduleReconnect(1_000);
-    });
-    await client.connect();
-    await client.query(`LISTEN ${deliveriesChannel}`);
-    this.listener = client;
-  }
-
-  private scheduleReconnect(delayMs: number): void {
-    if (this.stopped || this.reconnectTimer) return;
-    this.listener?.end().catch(() => {});
-    this.listener = undefined;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      this.listen().then(
-        () => this.wake(),
-        () => this.scheduleReconnect(Math.min(delayMs * 2, 30_000)),
-      );
-    }, delayMs);
   }
 
   private kick(): void {
