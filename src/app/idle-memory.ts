@@ -11,6 +11,8 @@ import type { Logger } from "../logger.js";
  * It needs `gc`, which Node's `--expose-gc` gives; `npm start`, the CLI and the image run with it
  * (test/unit/node-flags.test.ts). Without it nothing is released and nothing else changes.
  */
+
+/** `gc` as `--expose-gc` defines it (V8's gc extension); "last-resort" is its memory-reducing kind. */
 type Collect = (options: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
 
 export interface IdleMemorySettings {

@@ -42,7 +42,9 @@ export class QueueListener {
     });
     await client.connect();
     await client.query(`LISTEN ${deliveriesChannel}`);
-    this.client = client;
+    // Stopped while connecting: the connection is not kept.
+    if (this.stopped) await client.end();
+    else this.client = client;
   }
 
   private scheduleReconnect(delayMs: number): void {
