@@ -24,7 +24,7 @@ export interface IdleMemorySettings {
   grownBytes: number;
 }
 
-export const defaultIdleMemorySettings: IdleMemorySettings = {
+const defaultIdleMemorySettings: IdleMemorySettings = {
   checkEveryMs: 30_000,
   idleCpuShare: 0.02,
   grownBytes: 4 * 1024 * 1024,
@@ -58,13 +58,14 @@ export function releaseMemoryWhenIdle(
   };
   release("started");
 
-  let cpu = process.cpuUsage();
-  let lookedAt = performance.now();
+  const cpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
+  let lookedAt = { cpu: cpuMs(), at: performance.now() };
   const timer = setInterval(() => {
-    const used = process.cpuUsage(cpu);
-    const now = performance.now();
-    const share = (used.user + used.system) / 1000 / (now - lookedAt);
-    cpu = process.cpuUsage();
+    const now = { cpu: cpuMs(), at: performance.now() };
+    const share = (now.cpu - lookedAt.cpu) / (now.at - lookedAt.at);
     lookedAt = now;
     const grown = v8.getHeapStatistics().total_heap_size - heapAfterRelease;
     if (share < settings.idleCpuShare && grown >= settings.grownBytes) release("idle");

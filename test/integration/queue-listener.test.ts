@@ -23,15 +23,10 @@ afterAll(async () => {
 });
 
 const notify = () => admin.query(`SELECT pg_notify($1, '')`, [deliveriesChannel]);
-const listeners = async () =>
-  Number(
-    (
-      await admin.query(
-        `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query = $1`,
-        [`LISTEN ${deliveriesChannel}`],
-      )
-    ).rows[0].count,
-  );
+/** The backends of this database whose last statement was the listener's LISTEN. */
+const listenerBackends = `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1`;
+const listenStatement = [`LISTEN ${deliveriesChannel}`];
+const listeners = async () => (await admin.query(listenerBackends, listenStatement)).rowCount;
 
 describe("the worker's LISTEN connection", () => {
   it("wakes on a NOTIFY, reconnects after Postgres ends it, and stops", async () => {
@@ -43,11 +38,7 @@ describe("the worker's LISTEN connection", () => {
 
     // Postgres ends the connection (a restart, a failover, an administrator): it is made again,
     // and the listener wakes once for what it may have missed.
-    await admin.query(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE datname = current_database() AND query = $1`,
-      [`LISTEN ${deliveriesChannel}`],
-    );
+    await admin.query(`SELECT pg_terminate_backend(pid) FROM (${listenerBackends}) b`, listenStatement);
     await eventually(async () => (wakes === 2 && (await listeners()) === 1 ? true : undefined));
     await notify();
     await eventually(async () => (wakes === 3 ? true : undefined));
