@@ -25,9 +25,8 @@ COPY tsconfig.json tsconfig.build.json tsconfig.verify.json ./
 COPY scripts/build.ts ./scripts/
 COPY src ./src
 COPY dashboard ./dashboard
-# scripts/build.ts: tsc, then the SQL migrations are copied next to the compiled code
-# (dist/src/db/migrations), then Vite builds the web dashboard into dist/dashboard (served at / by the
-# same process).
+# scripts/build.ts: tsc, then esbuild bundles the server into dist/server (with the SQL migrations
+# beside it), then Vite builds the web dashboard into dist/dashboard (served at / by the same process).
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS prod-deps
@@ -48,16 +47,20 @@ FROM ${DEBIAN_IMAGE} AS runtime
 # memory V8's compiler and collector threads and the sockets free is reused by the others instead of
 # kept per thread; the peak resident set while draining a burst is ~10 MiB lower at the same CPU per
 # delivery (docs/operating.md, Memory).
+# A fixed mmap threshold (128 KiB, glibc's initial one): glibc otherwise raises it after each large
+# block freed, and start-up's large buffers (the bundle's chunks read whole) then stay in its heap.
 ENV NODE_ENV=production \
     HOME=/tmp \
-    MALLOC_ARENA_MAX=1
+    MALLOC_ARENA_MAX=1 \
+    MALLOC_MMAP_THRESHOLD_=131072
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
 # The Node image's user node, 1000:1000.
 RUN groupadd --gid 1000 node \
  && useradd --uid 1000 --gid node --shell /bin/bash --create-home node
 WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
-COPY --from=build /app/dist/src ./dist/src
+# The bundle alone: tsc's modules in dist/src are the package's verify export and the tests'.
+COPY --from=build /app/dist/server ./dist/server
 COPY --from=build /app/dist/dashboard ./dist/dashboard
 COPY package.json ./
 # By number, so Kubernetes can check runAsNonRoot.
@@ -69,5 +72,5 @@ EXPOSE 8080
 # burst falls from ~305 to ~135 MiB with no measurable loss of throughput; `gc` exposed so that the
 # service gives start-up's and a burst's memory back once idle (docs/operating.md, Memory).
 # The same flags as npm start and the CLI's first line (test/unit/node-flags.test.ts).
-ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "--expose-gc", "/app/dist/src/cli/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "--expose-gc", "/app/dist/server/main.js"]
 CMD ["serve"]

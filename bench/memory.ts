@@ -47,7 +47,7 @@ async function heapUsed(url: string): Promise<number> {
 }
 
 /**
- * The built service (`node … dist/src/cli/main.js serve`, as `npm start` runs it) in a process of its
+ * The built service (`node … dist/server/main.js serve`, as `npm start` runs it) in a process of its
  * own, without a cluster: its resident set when idle, then its peak resident set (VmHWM) and peak V8
  * heap (from /metrics, every 100 ms) while it drains a burst of `events` events emitted all at once,
  * then its resident set once idle again.

@@ -7,7 +7,7 @@ import { freePort } from "../test/support/ports.js";
 import { benchServiceEnv, sleep } from "./fixtures.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const serviceEntry = path.join(repoRoot, "dist/src/cli/main.js");
+const serviceEntry = path.join(repoRoot, "dist/server/main.js");
 
 /**
  * The environment settings and Node flags `npm start` runs the service with (package.json), so the
@@ -16,9 +16,9 @@ const serviceEntry = path.join(repoRoot, "dist/src/cli/main.js");
 export async function startCommand(): Promise<{ env: Record<string, string>; flags: string[] }> {
   const scripts = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8")).scripts;
   const [, settings, flags] =
-    /^((?:[A-Z_]+=\S+ )*)node ((?:--\S+ )*)dist\/src\/cli\/main\.js serve$/.exec(scripts.start) ?? [];
+    /^((?:[A-Z_]+=\S+ )*)node ((?:--\S+ )*)dist\/server\/main\.js serve$/.exec(scripts.start) ?? [];
   if (settings === undefined || flags === undefined)
-    throw new Error(`package.json's start is not "[VAR=value …] node [flags] dist/src/cli/main.js serve"`);
+    throw new Error(`package.json's start is not "[VAR=value …] node [flags] dist/server/main.js serve"`);
   const words = (text: string) => text.split(" ").filter(Boolean);
   return {
     env: Object.fromEntries(words(settings).map((setting) => setting.split("=", 2) as [string, string])),
@@ -40,7 +40,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** Starts `<npm start's settings> node <its flags> dist/src/cli/main.js serve` against `databaseUrl`; resolves when ready. */
+/** Starts `<npm start's settings> node <its flags> dist/server/main.js serve` against `databaseUrl`; resolves when ready. */
 export async function startServiceProcess(
   databaseUrl: string,
   settings: Record<string, string>,

@@ -56,7 +56,7 @@ export interface Service {
 /** `webhook-operator serve` against `databaseUrl`; resolves once it listens. */
 export async function startService(databaseUrl: string, env: Record<string, string> = {}): Promise<Service> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["dist/src/cli/main.js", "serve"], {
+  const child = spawn(process.execPath, ["dist/server/main.js", "serve"], {
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: databaseUrl,

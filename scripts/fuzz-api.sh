@@ -32,7 +32,7 @@ receiver_pid=$!
 api_key="fuzz-admin-key-$(node -e 'console.log(require("crypto").randomBytes(12).toString("hex"))')"
 DATA_DIR="$data_dir" PORT="$port" HOST=127.0.0.1 EMBEDDED_POSTGRES_PORT="$(free_port)" API_KEY="$api_key" \
   DELIVERY_ALLOW_PRIVATE_NETWORKS=false DELIVERY_ALLOWED_DESTINATIONS="$receiver_host" \
-  DELIVERY_ALLOWED_DESTINATIONS_ONLY=true KUBERNETES=false LOG_LEVEL=warn node dist/src/cli/main.js serve &
+  DELIVERY_ALLOWED_DESTINATIONS_ONLY=true KUBERNETES=false LOG_LEVEL=warn node dist/server/main.js serve &
 service_pid=$!
 cleanup() {
   kill "$service_pid" "$receiver_pid" 2>/dev/null

@@ -1,24 +1,21 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import express, { type Router } from "express";
 import { NotFoundError } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { packageRoot } from "../package-root.js";
 
 // The dashboard is a built single-page app (dashboard/ → dist/dashboard by `npm run build`), served by
 // the API's own process and origin, so it needs no CORS and no second Service.
 
 /**
- * The build output beside the compiled server (dist/src/app → dist/dashboard), or, running from
- * source (tsx, tests), the repository's dist/dashboard: never the Vite source folder dashboard/.
+ * The build output, dist/dashboard under the package's root, however the server runs (bundled, from
+ * tsc's modules, or from source with tsx and in tests): never the Vite source folder dashboard/.
  */
-const here = path.dirname(fileURLToPath(import.meta.url));
-const builtDir = here.endsWith(path.join("dist", "src", "app"))
-  ? path.resolve(here, "../../dashboard")
-  : path.resolve(here, "../../dist/dashboard");
+const builtDir = packageRoot === undefined ? undefined : path.join(packageRoot, "dist", "dashboard");
 
 export function findDashboardDir(): string | undefined {
-  return existsSync(path.join(builtDir, "index.html")) ? builtDir : undefined;
+  return builtDir !== undefined && existsSync(path.join(builtDir, "index.html")) ? builtDir : undefined;
 }
 
 /**

@@ -1,8 +1,8 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=4 --heap-growing-percent=50 --expose-gc
+#!/usr/bin/env -S MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=4 --heap-growing-percent=50 --expose-gc
 // Run as `webhook-operator …` (npm's bin), Node gets the flags and environment that `npm start` and the
-// image give it: a 4 MiB young generation, old-generation collections at 50% growth and one glibc
-// malloc arena (docs/operating.md, Memory). test/unit/node-flags.test.ts holds the three places to
-// the same flags.
+// image give it: a 4 MiB young generation, old-generation collections at 50% growth, one glibc malloc
+// arena and a fixed mmap threshold (docs/operating.md, Memory). test/unit/node-flags.test.ts holds the
+// three places to the same flags. The build bundles this file and what it imports into dist/server/.
 import { Command } from "commander";
 import { version } from "../version.js";
 import { reportError } from "./errors.js";

@@ -33,14 +33,14 @@ it("builds a fresh clone, then only what changed", { timeout: 180_000 }, async (
     "build: server rebuilt (its sources changed since the last build)\n" +
       "build: dashboard rebuilt (its sources changed since the last build)\n",
   );
-  const server = await builtAt("dist/src/cli/main.js");
+  const server = await builtAt("dist/server/main.js");
   const page = await builtAt("dist/dashboard/index.html");
 
   expect(await prestart()).toBe("");
-  expect(await builtAt("dist/src/cli/main.js")).toBe(server);
+  expect(await builtAt("dist/server/main.js")).toBe(server);
   expect(await builtAt("dist/dashboard/index.html")).toBe(page);
 
   await appendFile(path.join(copy, "dashboard/src/styles.css"), "\n/* changed */\n");
   expect(await prestart()).toBe("build: dashboard rebuilt (its sources changed since the last build)\n");
-  expect(await builtAt("dist/src/cli/main.js")).toBe(server);
+  expect(await builtAt("dist/server/main.js")).toBe(server);
 });

@@ -20,7 +20,7 @@ interface Served {
 }
 
 function serve(env: Record<string, string>, args: string[] = []): Served {
-  const child = spawn(process.execPath, ["dist/src/cli/main.js", "serve", ...args], {
+  const child = spawn(process.execPath, ["dist/server/main.js", "serve", ...args], {
     env: {
       PATH: process.env.PATH,
       HOST: "127.0.0.1",

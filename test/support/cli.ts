@@ -6,11 +6,11 @@ import { fileURLToPath } from "node:url";
 // Runs the built `webhook-operator` binary as users run it, for the CLI tests.
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const bin = path.join(root, "dist/src/cli/main.js");
+const bin = path.join(root, "dist/server/main.js");
 
 /** The binary under test must be built from the current sources, or these tests prove nothing. */
 export function assertBuilt(): void {
-  if (!existsSync(bin)) throw new Error("dist/src/cli/main.js is missing: run `npm run build` first.");
+  if (!existsSync(bin)) throw new Error("dist/server/main.js is missing: run `npm run build` first.");
   const sources = ["src/cli", "src/client"].flatMap((dir) =>
     readdirSync(path.join(root, dir), { recursive: true, encoding: "utf8" })
       .filter((file) => file.endsWith(".ts"))

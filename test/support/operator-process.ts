@@ -4,7 +4,7 @@ import { assertBuilt } from "./cli.js";
 import { eventually } from "./receiver.js";
 import { repoRoot } from "./tools.js";
 
-// The operator as users run it outside a cluster: `node dist/src/cli/main.js serve` with a kubeconfig,
+// The operator as users run it outside a cluster: `node dist/server/main.js serve` with a kubeconfig,
 // in a process of its own (so a test can SIGKILL it), its JSON log kept for the test to read.
 
 export interface OperatorProcess {
@@ -30,7 +30,7 @@ export async function startOperatorProcess(env: Record<string, string>): Promise
   assertBuilt();
   const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
     process.execPath,
-    ["dist/src/cli/main.js", "serve"],
+    ["dist/server/main.js", "serve"],
     {
       cwd: repoRoot,
       env: { PATH: process.env.PATH, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "debug", ...env },

@@ -44,8 +44,10 @@ describe("the Node flags of the service", () => {
 describe("the glibc settings of the service", () => {
   const npmStart = mallocSettingsIn(startScript.split(" "));
 
-  it("npm start sets one malloc arena", () => {
-    expect(npmStart).toEqual(["MALLOC_ARENA_MAX=1"]);
+  it("npm start sets one malloc arena and a fixed mmap threshold", () => {
+    // A fixed threshold: glibc otherwise raises it after each large block freed (start-up reads the
+    // bundle's chunks into large buffers) and keeps the next ones in its heap (docs/operating.md, Memory).
+    expect(npmStart).toEqual(["MALLOC_ARENA_MAX=1", "MALLOC_MMAP_THRESHOLD_=131072"]);
   });
 
   it.each([
