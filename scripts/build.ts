@@ -83,6 +83,9 @@ const parts: Part[] = [
       // The declarations of the package's one export, webhook-operator/verify.
       tsc("tsconfig.verify.json");
       copyMigrations("dist/src/db");
+      // tsc's entry stays runnable as well: npx keeps the bin link it made the first time it ran a
+      // folder's package, so a checkout used with npx before the bundle still points here.
+      chmodSync(at("dist/src/cli/main.js"), 0o755);
       await bundleServer();
     },
   },
