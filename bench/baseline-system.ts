@@ -123,7 +123,8 @@ export async function startBaselineSystem(
         });
         await boss.insert(queue, jobs, { db: { executeSql: (text, values) => client.query(text, values) } });
       });
-      return emitted.map((e) => ({ id: e.id, emittedAt }));
+      const committedAt = wallClockMs();
+      return emitted.map((e) => ({ id: e.id, emittedAt, committedAt }));
     },
     async close() {
       await boss.stop({ graceful: true, timeout: 10_000 });

@@ -4,7 +4,15 @@ import type { ProjectRow } from "../src/projects/store.js";
 import { cpuPerDelivery, cpuSample, postmasterOf } from "./cpu.js";
 import { benchEvents, chunk, sleep, waitUntilAllDone } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
-import { latencies, type ScenarioResult, summarize } from "./stats.js";
+import { latencies, latencySplit, type ScenarioResult, summarize } from "./stats.js";
+
+/** An event recorded by a system under test: its id, and when (ms since the epoch, bench/clock.ts) the
+ * emit began and when the caller's transaction had committed. */
+export interface EmittedRecord {
+  id: string;
+  emittedAt: number;
+  committedAt: number;
+}
 
 /** A delivery system under test (the engine, or the pg-boss baseline), running against one database. */
 export interface DeliverySystem {
@@ -13,8 +21,8 @@ export interface DeliverySystem {
   fanOut: number;
   /** For the benchmark's own queries (completion checks); not the system's pool. */
   observer: pg.Pool;
-  /** Records `events` in one transaction; returns each event's id and emit time (ms since epoch). */
-  emit(events: EventToEmit[]): Promise<Array<{ id: string; emittedAt: number }>>;
+  /** Records `events` in one transaction; returns each event's id, emit and commit times. */
+  emit(events: EventToEmit[]): Promise<EmittedRecord[]>;
   close(): Promise<void>;
 }
 
@@ -97,15 +105,15 @@ export async function runThroughput(
 
 /**
  * Emits `events` one per transaction at `ratePerSecond`, on a fixed schedule (an emit that falls behind
- * is caught up at once, up to `maxOutstanding` transactions at a time); returns each event's emit time
- * and how long emitting took.
+ * is caught up at once, up to `maxOutstanding` transactions at a time); returns each event's emit and
+ * commit times and how long emitting took.
  */
 export async function emitPaced(
   system: Pick<DeliverySystem, "emit">,
   events: EventToEmit[],
   ratePerSecond: number,
-): Promise<{ emittedAt: Map<string, number>; emittedForMs: number }> {
-  const emittedAt = new Map<string, number>();
+): Promise<{ emitted: Map<string, EmittedRecord>; emittedForMs: number }> {
+  const emittedRecords = new Map<string, EmittedRecord>();
   const outstanding = new Set<Promise<void>>();
   const maxOutstanding = 8;
   const intervalMs = 1000 / ratePerSecond;
@@ -116,13 +124,13 @@ export async function emitPaced(
     if (wait >= 1) await sleep(wait);
     while (outstanding.size >= maxOutstanding) await Promise.race(outstanding);
     const emitting = system.emit([event]).then(([emitted]) => {
-      if (emitted) emittedAt.set(emitted.id, emitted.emittedAt);
+      if (emitted) emittedRecords.set(emitted.id, emitted);
     });
     const tracked = emitting.finally(() => outstanding.delete(tracked));
     outstanding.add(tracked);
   }
   await Promise.all(outstanding);
-  return { emittedAt, emittedForMs: Date.now() - startedAt };
+  return { emitted: emittedRecords, emittedForMs: Date.now() - startedAt };
 }
 
 /**
@@ -154,7 +162,7 @@ export async function runPaced(
   const postmaster = await postmasterOf(system.observer);
   const cpuBefore = cpuSample(receiver.pid, postmaster);
   const startedAt = Date.now();
-  const { emittedAt, emittedForMs } = await emitPaced(system, events, options.ratePerSecond);
+  const { emitted, emittedForMs } = await emitPaced(system, events, options.ratePerSecond);
   const doneAt = await waitUntilAllDone(
     system.observer,
     system.project.id,
@@ -162,7 +170,9 @@ export async function runPaced(
     doneTimeoutMs,
   );
   const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid, postmaster), count * system.fanOut);
-  const sorted = latencies(await receiver.collect(), emittedAt, count * system.fanOut);
+  const arrivals = await receiver.collect();
+  const emittedAt = new Map([...emitted].map(([id, record]) => [id, record.emittedAt]));
+  const sorted = latencies(arrivals, emittedAt, count * system.fanOut);
   const achievedRate = count / (emittedForMs / 1000);
   return {
     ...summarize(
@@ -176,6 +186,7 @@ export async function runPaced(
       ],
       cpu,
     ),
+    split: latencySplit(arrivals, emitted),
     achievedRate,
   };
 }

@@ -24,7 +24,7 @@ export async function emitOnlyPostgresUs(
       async emit(events: Parameters<typeof emitEvents>[1]) {
         const emittedAt = Date.now();
         const { emitted } = await withTransaction(emitter, (client) => emitEvents(client, events));
-        return emitted.map(({ envelope }) => ({ id: envelope.id, emittedAt }));
+        return emitted.map(({ envelope }) => ({ id: envelope.id, emittedAt, committedAt: Date.now() }));
       },
     };
     await emitPaced(system, benchEvents(project, ratePerSecond), ratePerSecond);

@@ -53,8 +53,9 @@ export async function startEngineSystem(
         emittedAt = wallClockMs();
         return emitEvents(client, events, service.engine.handOverLease());
       });
+      const committedAt = wallClockMs();
       service.engine.handOver(handedOver);
-      return emitted.map(({ envelope }) => ({ id: envelope.id, emittedAt }));
+      return emitted.map(({ envelope }) => ({ id: envelope.id, emittedAt, committedAt }));
     },
     async close() {
       await service.close();

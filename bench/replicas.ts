@@ -50,7 +50,8 @@ export async function startReplicas(
         emittedAt = wallClockMs();
         return emitEvents(client, events);
       });
-      return emitted.map(({ envelope }) => ({ id: envelope.id, emittedAt }));
+      const committedAt = wallClockMs();
+      return emitted.map(({ envelope }) => ({ id: envelope.id, emittedAt, committedAt }));
     },
     close,
   };

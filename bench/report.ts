@@ -1,6 +1,6 @@
 import { memoryTargets, type ServiceMemory } from "./memory.js";
 import type { PgTimePerEvent } from "./pg-time.js";
-import { formatMs, formatRatio, formatTable, type ScenarioResult } from "./stats.js";
+import { describeLatencySplit, formatMs, formatRatio, formatTable, type ScenarioResult } from "./stats.js";
 
 /** Runs of one scenario across rounds; the fastest one is reported (least disturbed by the machine). */
 export class ScenarioRuns {
@@ -117,7 +117,8 @@ export function printSummary(
     ["enginePaced", pacedRate, 15],
   ] as const) {
     if (!runs.has(key)) continue;
-    const { p50Ms, p99Ms: p99, cpu } = best(key);
+    const { p50Ms, p99Ms: p99, cpu, split } = best(key);
+    if (split) console.log(`  ${rate} events/s: ${describeLatencySplit(split)}`);
     targets.push([
       `engine p99 < ${bound} ms at a steady ${rate} events/s (p99 ${formatMs(p99)} ms)`,
       p99 < bound,

@@ -15,6 +15,8 @@ export interface ScenarioResult {
   cpu?: CpuPerDelivery;
   /** deliveries/s of every round, when the scenario ran in several. */
   perRound?: number[];
+  /** The paced scenarios: where their latency goes. */
+  split?: LatencySplit;
 }
 
 /** Nearest-rank percentile of sorted values. */
@@ -39,6 +41,50 @@ export function latencies(arrivals: Arrivals, emittedAt: Map<string, number>, ex
     return (arrivals.times[i] as number) - emitted;
   });
   return values.sort((a, b) => a - b);
+}
+
+/**
+ * Where the paced scenarios' latency goes, arrival by arrival: the caller's transaction (the emit began
+ * → its COMMIT returned: the emit statement and the commit's WAL flush, which the caller waits for
+ * whatever the engine does) and what follows the commit (hand-over or wake-up, the send, the receiver
+ * reading it), each as p50 and p99; and of the slowest 1% of arrivals, how many spent most of their time
+ * in the transaction.
+ */
+export interface LatencySplit {
+  transaction: { p50Ms: number; p99Ms: number };
+  afterCommit: { p50Ms: number; p99Ms: number };
+  slowest: number;
+  slowestMostlyInTransaction: number;
+}
+
+export function latencySplit(
+  arrivals: Arrivals,
+  emitted: Map<string, { emittedAt: number; committedAt: number }>,
+): LatencySplit {
+  const parts = arrivals.ids.map((id, i) => {
+    const record = emitted.get(id);
+    if (!record) throw new Error(`receiver got an unknown event id ${id}`);
+    const transaction = record.committedAt - record.emittedAt;
+    return { transaction, afterCommit: (arrivals.times[i] as number) - record.committedAt };
+  });
+  const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+  const transactions = sorted(parts.map((part) => part.transaction));
+  const afterCommits = sorted(parts.map((part) => part.afterCommit));
+  const totals = sorted(parts.map((part) => part.transaction + part.afterCommit));
+  const p99 = percentile(totals, 99);
+  const slowest = parts.filter((part) => part.transaction + part.afterCommit >= p99);
+  return {
+    transaction: { p50Ms: percentile(transactions, 50), p99Ms: percentile(transactions, 99) },
+    afterCommit: { p50Ms: percentile(afterCommits, 50), p99Ms: percentile(afterCommits, 99) },
+    slowest: slowest.length,
+    slowestMostlyInTransaction: slowest.filter((part) => part.transaction > part.afterCommit).length,
+  };
+}
+
+export function describeLatencySplit(split: LatencySplit): string {
+  const pair = ({ p50Ms, p99Ms }: { p50Ms: number; p99Ms: number }) =>
+    `p50 ${formatMs(p50Ms)} / p99 ${formatMs(p99Ms)} ms`;
+  return `latency split: the caller's transaction (emit → its commit returned) ${pair(split.transaction)}; commit → arrival (hand-over or wake-up, send, receiver) ${pair(split.afterCommit)}; of the slowest 1% (${split.slowest}), ${split.slowestMostlyInTransaction} spent most of it in the caller's transaction`;
 }
 
 export function summarize(
