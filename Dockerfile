@@ -69,8 +69,9 @@ EXPOSE 8080
 # One binary: `serve` runs the operator; other arguments run the CLI (`webhooks list …`).
 # Young-generation semi-spaces of 4 MiB instead of V8's default, and the old generation collected once
 # it grows by half instead of V8's adaptive factor (up to 4×): the peak resident set while draining a
-# burst falls from ~305 to ~135 MiB with no measurable loss of throughput; `gc` exposed so that the
-# service gives start-up's and a burst's memory back once idle (docs/operating.md, Memory).
+# burst is 110–116 MiB instead of 161–182, at about 1.4× the CPU per delivery during the burst (a
+# trade for memory; docs/operating.md, Memory, says how to make the other); `gc` exposed so that the
+# service gives start-up's and a burst's memory back once idle.
 # The same flags as npm start and the CLI's first line (test/unit/node-flags.test.ts).
 ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "--expose-gc", "/app/dist/server/main.js"]
 CMD ["serve"]
