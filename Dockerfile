@@ -45,8 +45,8 @@ RUN --mount=type=secret,id=npm_ca \
 FROM ${DEBIAN_IMAGE} AS runtime
 # One glibc malloc arena instead of one per thread (npm start and the CLI's first line set it too): the
 # memory V8's compiler and collector threads and the sockets free is reused by the others instead of
-# kept per thread; the peak resident set while draining a burst is ~10 MiB lower at the same CPU per
-# delivery (docs/operating.md, Memory).
+# kept per thread; the peak resident set while draining a burst is a few MiB lower (1–12 in three
+# alternated pairs) at about the same CPU per delivery (docs/operating.md, Memory).
 # A fixed mmap threshold (128 KiB, glibc's initial one): glibc otherwise raises it after each large
 # block freed, and start-up's large buffers (the bundle's chunks read whole) then stay in its heap.
 ENV NODE_ENV=production \
