@@ -1,0 +1,43 @@
+import type { Envelope } from "../delivery-engine/envelope.js";
+
+/**
+ * The shapes a webhook's deliveries can take. `envelope` is the default: the event's own JSON body and
+ * our X-Webhook-* headers, byte for byte as without any format. Every other one is a view of the same
+ * recorded event, chosen per webhook.
+ */
+export const deliveryFormats = [
+  "envelope",
+  "cloudevents",
+  "slack",
+  "msteams",
+  "discord",
+  "googlechat",
+  "template",
+] as const;
+export type DeliveryFormat = (typeof deliveryFormats)[number];
+
+/** What a renderer gets: the recorded event (its envelope, as stored) and the webhook's own settings. */
+export interface FormatInput {
+  envelope: Envelope;
+  /** The webhook's template (Liquid) for the `template` format; null for the others. */
+  template: string | null;
+  /** The content type the webhook declared for its template's output; null for the others. */
+  templateContentType: string | null;
+}
+
+/** A delivery's body as it is sent and recorded, with the Content-Type it is sent with. */
+export interface RenderedBody {
+  contentType: string;
+  body: string;
+  /** Headers the format itself adds (for example CloudEvents' binary mode `ce-*`), in send order. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * A render that cannot produce a body (a template that fails, or renders more than the limit). The
+ * delivery is recorded as failed with this message and nothing is sent. The message never quotes
+ * secrets or the template's output.
+ */
+export class RenderError extends Error {
+  override name = "RenderError";
+}
