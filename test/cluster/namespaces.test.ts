@@ -3,6 +3,7 @@ import {
   type Cluster,
   createNamespaces,
   deleteNamespaces,
+  namespaceGone,
   uniqueName,
   useCluster,
 } from "../support/cluster.js";
@@ -10,6 +11,7 @@ import { operatorEnv } from "../support/cluster-rollouts.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { eventually } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience, createWebhook, getWebhook, readyOf } from "../support/webhook-resources.js";
 
 // Namespaces are projects: NAMESPACE_SELECTOR chooses which, both ways (a namespace that stops
@@ -36,6 +38,16 @@ async function slugs(): Promise<string[]> {
   const projects: { slug: string }[] = response?.body.projects ?? [];
   return projects.map((p) => p.slug).sort();
 }
+const listed = (namespace: string, wanted: boolean) =>
+  waitUntil(
+    `project ${namespace} to be ${wanted ? "listed" : "gone"}`,
+    async (saw) => {
+      const listedNow = await slugs();
+      saw(listedNow);
+      return listedNow.includes(namespace) === wanted ? true : undefined;
+    },
+    { timeoutMs: clusterPatience },
+  );
 const labelTeam = (namespace: string) =>
   cluster.kubectl(["label", "namespace", namespace, "team=payments", "--overwrite"]);
 
@@ -83,21 +95,19 @@ it("removes the project of a deleted namespace, also one deleted while no operat
     body: { name: "Made by hand", slug: uniqueName("by-hand") },
   });
   expect(apiProject?.status).toBe(201);
-  await eventually(async () => ((await slugs()).includes(temporary) ? true : undefined), clusterPatience);
+  await listed(temporary, true);
   expect(await slugs()).toContain(whileDown);
 
   await cluster.core.deleteNamespace({ name: temporary });
-  await eventually(async () => (!(await slugs()).includes(temporary) ? true : undefined), clusterPatience);
+  await namespaceGone(cluster, temporary);
+  await listed(temporary, false);
 
   await service?.close();
   service = undefined;
   await cluster.core.deleteNamespace({ name: whileDown });
-  await eventually(async () => {
-    const { items } = await cluster.core.listNamespace();
-    return items.some((n) => n.metadata?.name === whileDown) ? undefined : true;
-  }, clusterPatience);
+  await namespaceGone(cluster, whileDown);
   service = await startOperator();
-  await eventually(async () => (!(await slugs()).includes(whileDown) ? true : undefined), clusterPatience);
+  await listed(whileDown, false);
   expect(await slugs()).toEqual(expect.arrayContaining([payments, sandbox, apiProject?.body.slug]));
 });
 
@@ -105,11 +115,6 @@ async function projectOf(namespace: string): Promise<{ id: number; name: string;
   const response = await service?.api("GET", "/projects?per_page=100");
   return response?.body.projects.find((p: { slug: string }) => p.slug === namespace);
 }
-const listed = (namespace: string, wanted: boolean) =>
-  eventually(
-    async () => ((await slugs()).includes(namespace) === wanted ? true : undefined),
-    clusterPatience,
-  );
 
 it("withdraws the project of a namespace that loses its label, and brings it back as it was", async () => {
   const project = await projectOf(payments);

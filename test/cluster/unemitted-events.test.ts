@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { eventTypes } from "../../src/event-types.js";
-import { createNamespaces, uniqueName } from "../support/cluster.js";
+import { createNamespaces, namespaceGone, uniqueName } from "../support/cluster.js";
 import {
   deploymentManifest,
   operatorEnv,
@@ -8,8 +8,8 @@ import {
   rolloutLedger,
   rolloutTestBed,
 } from "../support/cluster-rollouts.js";
-import { eventually } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience, createWebhook, waitForReady } from "../support/webhook-resources.js";
 
 // The contract of the names that are accepted in subscriptions but never emitted in this release
@@ -47,6 +47,17 @@ async function projectSlugs(): Promise<string[]> {
   return ((listed?.body.projects ?? []) as { slug: string }[]).map((project) => project.slug);
 }
 
+const projectListed = (slug: string, listed: boolean) =>
+  waitUntil(
+    `project ${slug} to be ${listed ? "listed" : "gone"}`,
+    async (saw) => {
+      const slugs = await projectSlugs();
+      saw(slugs);
+      return slugs.includes(slug) === listed ? true : undefined;
+    },
+    { timeoutMs: clusterPatience },
+  );
+
 it("a webhook subscribed only to names never emitted gets nothing while rollouts run and projects come and go", async () => {
   expect(neverEmitted).toEqual(
     expect.arrayContaining(["project.created", "domain.created", "email.bounced"]),
@@ -57,10 +68,7 @@ it("a webhook subscribed only to names never emitted gets nothing while rollouts
   // A project comes (a selected namespace) and goes (its namespace deleted).
   const passing = uniqueName("passing");
   await createNamespaces(cluster, label, passing);
-  await eventually(
-    async () => ((await projectSlugs()).includes(passing) ? true : undefined),
-    clusterPatience,
-  );
+  await projectListed(passing, true);
   // Rollouts run: one to its end, one deleted before it finished.
   await cluster.apps.createNamespacedDeployment({ namespace, body: deploymentManifest("web") });
   await cluster.apps.createNamespacedDeployment({
@@ -72,10 +80,10 @@ it("a webhook subscribed only to names never emitted gets nothing while rollouts
   await cluster.core.deleteNamespace({ name: passing });
   await ledger.waitFor("web", full);
   await ledger.waitFor("dropped", ["deployment.created:pending", "deployment.cancelled:cancelled"]);
-  await eventually(
-    async () => ((await projectSlugs()).includes(passing) ? undefined : true),
-    clusterPatience,
-  );
+  // The project goes when the namespace object does, which the namespace controller removes only after
+  // deleting everything in it: wait for that at its own pace, then for the operator's clean-up.
+  await namespaceGone(cluster, passing);
+  await projectListed(passing, false);
 
   // Every event recorded has been delivered (waitFor waits until none of a rollout's is unsent), and an
   // event's deliveries are queued with it: none for the other webhook then means none ever.

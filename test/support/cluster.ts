@@ -11,6 +11,7 @@ import {
 } from "@kubernetes/client-node";
 import { inject } from "vitest";
 import { repoRoot } from "./tools.js";
+import { waitUntil } from "./wait.js";
 
 const run = promisify(execFile);
 
@@ -131,6 +132,33 @@ export async function createNamespaces(
         body: { metadata: { name, labels: { "webhook-operator.io/test": label } } },
       }),
     ),
+  );
+}
+
+/**
+ * How long a namespace's deletion may take. The namespace controller deletes everything in it, kind by
+ * kind, before the object goes: 22–28 s here on a quiet machine, so three minutes is generous for a
+ * machine several times as loaded.
+ */
+export const namespacePatience = 180_000;
+
+/**
+ * Waits until the namespace object is gone: what the operator's clean-up of its project waits on. A
+ * time-out names the namespace and what it last showed (its phase and conditions).
+ */
+export function namespaceGone(cluster: Cluster, name: string): Promise<true> {
+  return waitUntil(
+    `namespace ${name} to be deleted by the namespace controller`,
+    async (saw) => {
+      const namespace = await cluster.core.readNamespace({ name }).catch((error: unknown) => {
+        if ((error as { code?: number }).code === 404) return undefined;
+        throw error;
+      });
+      if (namespace === undefined) return true;
+      saw({ phase: namespace.status?.phase, conditions: namespace.status?.conditions });
+      return undefined;
+    },
+    { timeoutMs: namespacePatience, intervalMs: 500 },
   );
 }
 

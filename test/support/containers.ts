@@ -5,6 +5,7 @@ import path from "node:path";
 import pg from "pg";
 import { freePort } from "./ports.js";
 import { type RunResult, run } from "./tools.js";
+import { waitUntil } from "./wait.js";
 
 // Containers for the image suite, through scripts/image/engine.sh: docker where its daemon answers,
 // else podman with the settings this kind of machine needs (the script knows them, the tests do not).
@@ -51,18 +52,13 @@ export async function waitFor<T>(
   container?: Container,
   timeoutMs = 60_000,
 ) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) {
-      const logs = container?.logs();
-      const tail = logs
-        ? `; its output:\n${`${logs.stdout}${logs.stderr}`.split("\n").slice(-20).join("\n")}`
-        : "";
-      throw new Error(`timed out waiting for ${what}${tail}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+  try {
+    return await waitUntil(what, () => attempt().catch(() => undefined), { timeoutMs, intervalMs: 250 });
+  } catch (error) {
+    const logs = container?.logs();
+    if (!logs) throw error;
+    const tail = `${logs.stdout}${logs.stderr}`.split("\n").slice(-20).join("\n");
+    throw new Error(`${(error as Error).message}; its output:\n${tail}`);
   }
 }
 

@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Cluster } from "./cluster.js";
 import { deliveriesIn, type LoggedDelivery } from "./receiver-log.js";
 import { repoRoot } from "./tools.js";
+import { waitUntil } from "./wait.js";
 
 // What the node suite's files share: the tools on PATH as a person has them, polling, pods' readiness,
 // the example receiver's log and the apiserver's audit log.
@@ -18,19 +19,9 @@ export function pathWithTools(): string {
   return [path.dirname(tool("kubectl")), path.dirname(tool("helm")), process.env.PATH].join(":");
 }
 
-/** Polls check() every second until it returns something other than undefined. */
-export async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 180_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-  }
+/** Polls check() every second until it returns something other than undefined (see waitUntil). */
+export function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
+  return waitUntil(what, check, { timeoutMs, intervalMs: 1_000 });
 }
 
 interface PodStatus {

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { waitUntil } from "./wait.js";
 
 export interface ReceivedRequest {
   method: string;
@@ -65,13 +66,11 @@ export async function startReceiver(): Promise<Receiver> {
   };
 }
 
-/** Polls until check() returns a value other than undefined, or throws after timeoutMs. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Polls until check() returns a value other than undefined, or throws after timeoutMs (see waitUntil). */
+export function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+  what = "a condition",
+): Promise<T> {
+  return waitUntil(what, check, { timeoutMs });
 }

@@ -88,19 +88,28 @@ export function setupNamespaceController(manager: ControllerManager): NamespaceC
 
   namespaces.informer.on("delete", (namespace) => {
     const name = namespace.metadata?.name ?? "";
+    // A project write still in flight for this namespace (a reconcile's projectFor, or the "change" that
+    // came just before the delete) must land first: run on another connection after our DELETE, its
+    // upsert would bring the project back for good (until the next complete list, minutes later).
+    const pending = projects.get(name)?.catch(() => undefined);
     projects.delete(name);
-    deleteNamespaceProject(pool, name).then(
-      (removed) => removed && logger.info({ project: name }, "removed the project of a deleted namespace"),
-      (error: unknown) =>
-        logger.warn({ err: error, namespace: name }, "removing a deleted namespace's project failed"),
-    );
+    Promise.resolve(pending)
+      .then(() => deleteNamespaceProject(pool, name))
+      .then(
+        (removed) => removed && logger.info({ project: name }, "removed the project of a deleted namespace"),
+        (error: unknown) =>
+          logger.warn({ err: error, namespace: name }, "removing a deleted namespace's project failed"),
+      );
   });
   namespaces.informer.on("change", (namespace) => {
     const name = namespace.metadata?.name ?? "";
     projects.delete(name);
-    if (selection.isSelected(name)) void projectFor(name).catch(() => {});
-    // Still there but no longer selected (a deleted one's project goes in the "delete" handler).
-    else if (namespaces.informer.get(name))
+    // A namespace on its way out keeps its project until it is gone (the "delete" handler removes it),
+    // and needs no new write of it.
+    const leaving = namespace.metadata?.deletionTimestamp !== undefined;
+    if (!leaving && selection.isSelected(name)) void projectFor(name).catch(() => {});
+    // Still there but no longer selected.
+    else if (!leaving && namespaces.informer.get(name))
       withdrawNamespaceProject(pool, name).then(
         (withdrawn) =>
           withdrawn &&
