@@ -104,17 +104,21 @@ export function rolloutLedger(observer: Pool, receiver: Receiver) {
           `${name}@${revision}: expected ${expected.join(", ")}; got ${received(name, revision).join(", ")}`,
         );
       });
-      await eventually(async () => {
-        const { rows } = await observer.query<{ unsent: number }>(
-          `SELECT count(*)::int AS unsent
+      await eventually(
+        async () => {
+          const { rows } = await observer.query<{ unsent: number }>(
+            `SELECT count(*)::int AS unsent
              FROM deployments r
              JOIN events e ON (e.envelope::jsonb->'payload'->>'deployment_id')::bigint = r.id
              JOIN deliveries d ON d.event_id = e.id
             WHERE r.name = $1 AND r.revision = $2 AND d.delivered_at IS NULL`,
-          [name, revision],
-        );
-        return rows[0]?.unsent === 0 ? true : undefined;
-      }, clusterPatience);
+            [name, revision],
+          );
+          return rows[0]?.unsent === 0 ? true : undefined;
+        },
+        clusterPatience,
+        `every delivery of ${name}@${revision}'s events to be sent`,
+      );
       await refresh();
       expect([...received(name, revision)].sort()).toEqual([...expected].sort());
     },

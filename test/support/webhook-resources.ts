@@ -1,7 +1,7 @@
 import type { CoreV1Event } from "@kubernetes/client-node";
 import type { WebhookResource } from "../../src/operator/api/webhook-v1alpha1.js";
 import type { Cluster } from "./cluster.js";
-import { eventually } from "./receiver.js";
+import { waitUntil } from "./wait.js";
 
 // Webhook resources on the real cluster, read and written as a user's kubectl would.
 
@@ -76,12 +76,17 @@ export function waitForReady(
   status: "True" | "False",
   generation = 1,
 ): Promise<WebhookResource> {
-  return eventually(async () => {
-    const resource = await getWebhook(cluster, namespace, name);
-    return readyOf(resource)?.status === status && resource?.status?.observedGeneration === generation
-      ? resource
-      : undefined;
-  }, clusterPatience);
+  return waitUntil(
+    `Webhook ${namespace}/${name} to be Ready=${status} at generation ${generation}`,
+    async (saw) => {
+      const resource = await getWebhook(cluster, namespace, name);
+      saw(resource?.status);
+      return readyOf(resource)?.status === status && resource?.status?.observedGeneration === generation
+        ? resource
+        : undefined;
+    },
+    { timeoutMs: clusterPatience },
+  );
 }
 
 export async function eventsOf(cluster: Cluster, namespace: string, name: string): Promise<CoreV1Event[]> {
