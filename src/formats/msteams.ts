@@ -63,21 +63,29 @@ export function adaptiveCard(card: DeploymentCard): object {
   ];
   if (card.commitSubject !== null) {
     body.push(
-      richText([
-        run("Commit message: ", { weight: "Bolder" }),
-        run(fitText(card.commitSubject, msTeamsLimits.commitSubject)),
-      ]),
+      richText(
+        [
+          run("Commit message: ", { weight: "Bolder" }),
+          run(fitText(card.commitSubject, msTeamsLimits.commitSubject)),
+        ],
+        "Medium",
+      ),
     );
   }
   if (card.errorMessage !== null) {
     body.push(
-      richText([
-        run("Error: ", { weight: "Bolder", color: "Attention" }),
-        run(fitText(card.errorMessage, msTeamsLimits.errorMessage), { color: "Attention" }),
-      ]),
+      richText(
+        [
+          run("Error: ", { weight: "Bolder", color: "Attention" }),
+          run(fitText(card.errorMessage, msTeamsLimits.errorMessage), { color: "Attention" }),
+        ],
+        "Medium",
+      ),
     );
   }
-  body.push(richText([run(`${card.eventType} · event ${card.eventId}`, { isSubtle: true, size: "Small" })]));
+  body.push(
+    richText([run(`${card.eventType} · event ${card.eventId}`, { isSubtle: true, size: "Small" })], "Medium"),
+  );
   return {
     $schema: "http://adaptivecards.io/schemas/adaptive-card.json",
     type: "AdaptiveCard",
@@ -89,8 +97,8 @@ export function adaptiveCard(card: DeploymentCard): object {
   };
 }
 
-function richText(inlines: object[]): object {
-  return { type: "RichTextBlock", inlines };
+function richText(inlines: object[], spacing?: "None" | "Medium"): object {
+  return { type: "RichTextBlock", inlines, ...(spacing === undefined ? {} : { spacing }) };
 }
 
 function run(text: string, style: Record<string, string | boolean> = {}): object {
