@@ -65,7 +65,6 @@ export async function formatExamples(): Promise<Record<string, { fence: string; 
     event: { fence: "json", text: `${JSON.stringify(exampleEnvelope("succeeded"), null, 2)}\n` },
     slack: { fence: "json", text: pretty(renderSlack(succeeded)) },
     msteams: { fence: "json", text: pretty(renderMsTeams(succeeded)) },
-    "msteams-failed": { fence: "json", text: pretty(renderMsTeams(failed)) },
     discord: { fence: "json", text: pretty(renderDiscord(failed)) },
     googlechat: { fence: "json", text: pretty(renderGoogleChat(succeeded)) },
     "template-source": { fence: "liquid", text: exampleTemplate },
@@ -76,9 +75,12 @@ export async function formatExamples(): Promise<Record<string, { fence: string; 
 /** The page with the block after each `<!-- example: key -->` marker replaced by the rendered example. */
 export async function withExamples(page: string): Promise<string> {
   const examples = await formatExamples();
-  return page.replace(/<!-- example: ([a-z-]+) -->\n```[a-z]*\n[\s\S]*?\n```\n/g, (_match, key: string) => {
-    const example = examples[key];
-    if (example === undefined) throw new Error(`docs/formats.md names an unknown example "${key}"`);
-    return `<!-- example: ${key} -->\n\`\`\`${example.fence}\n${example.text}\`\`\`\n`;
-  });
+  return page.replace(
+    /<!-- example: ([a-z-]+) -->\n```[a-z]*\n(?:[\s\S]*?\n)??```\n/g,
+    (_match, key: string) => {
+      const example = examples[key];
+      if (example === undefined) throw new Error(`docs/formats.md names an unknown example "${key}"`);
+      return `<!-- example: ${key} -->\n\`\`\`${example.fence}\n${example.text}\`\`\`\n`;
+    },
+  );
 }

@@ -5,7 +5,7 @@ import type { FormatInput, RenderedBody } from "./types.js";
 /**
  * Slack's documented Block Kit limits (docs.slack.dev, Block Kit reference): a header's plain text 150
  * characters, a section's text 3000, a section's fields 10 of 2000 each, a button's text 75 and its
- * URL 3000, 50 blocks in a message. Our card stays far below the block count (at most 7).
+ * URL 3000, 50 blocks in a message. Our card stays far below the block count (at most 6).
  */
 export const slackLimits = {
   headerText: 150,
