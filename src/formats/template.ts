@@ -1,5 +1,6 @@
 import type { Template } from "liquidjs";
 import { Liquid, LiquidError } from "liquidjs";
+import { LRUCache } from "lru-cache";
 import { nestingDepth } from "./template-nesting.js";
 import { type FormatInput, RenderError, type RenderedBody } from "./types.js";
 
@@ -14,8 +15,11 @@ export const templateLimits = {
   sourceChars: 64 * 1024,
   /** Levels of nested block tags (`if`, `for`, `case`, `capture` …). */
   nestingDepth: 32,
-  /** liquidjs `renderLimit`: the time one render may take, in milliseconds. */
-  renderMs: 250,
+  /**
+   * liquidjs `renderLimit`: the time one render may take, in milliseconds. A render holds the event
+   * loop, so this is small; a real template renders in well under a millisecond.
+   */
+  renderMs: 100,
   /** liquidjs `memoryLimit`: what the memory-sensitive filters and ranges may allocate, in its units. */
   memory: 4_000_000,
   /** Bytes (UTF-8) of rendered output. */
@@ -46,12 +50,30 @@ const engine = new Liquid({
 });
 for (const tag of ["include", "render", "layout", "block"]) delete engine.tags[tag];
 
+/**
+ * Parsed templates by their source: every delivery of a webhook renders the same template, and the
+ * parse (with the nesting check) costs more than the render. Parsed templates hold no render state, so
+ * concurrent renders share them. Bounded by the total length of the sources kept.
+ */
+const parsed = new LRUCache<string, Template[]>({
+  maxSize: 4 * 1024 * 1024,
+  sizeCalculation: (_templates, source) => Math.max(1, source.length),
+});
+
 /** Throws TemplateSyntaxError when the template would not render: too big, too deep, or not Liquid. */
 export function parseTemplate(source: string): void {
   parse(source);
 }
 
 function parse(source: string): Template[] {
+  const cached = parsed.get(source);
+  if (cached !== undefined) return cached;
+  const templates = parseUncached(source);
+  parsed.set(source, templates);
+  return templates;
+}
+
+function parseUncached(source: string): Template[] {
   if (source.length > templateLimits.sourceChars) {
     throw new TemplateSyntaxError(
       `The template has ${source.length} characters; at most ${templateLimits.sourceChars} are allowed.`,
