@@ -128,6 +128,12 @@ export async function renderTemplate(input: FormatInput): Promise<RenderedBody> 
     );
   }
   const contentType = input.templateContentType ?? "application/json";
+  // Checked where it is accepted too; here so a stored value can never split the request's headers.
+  if (!/^[\x21-\x7e][\x20-\x7e]*$/.test(contentType)) {
+    throw new RenderError(
+      "The webhook's template content type is not a valid header value. Nothing was sent.",
+    );
+  }
   if (isJsonType(contentType)) checkJson(output, contentType);
   return { contentType, body: output };
 }

@@ -94,6 +94,15 @@ describe("JSON content types", () => {
     expect(error.message).not.toContain("s3cr3t");
   });
 
+  it.each(["text/plain\r\nX-Injected: 1", "", " text/plain", "text/plain; charset=é"])(
+    "refuses a content type that is no valid header value: %j",
+    async (contentType) => {
+      expect((await renderErrorOf("x", contentType)).message).toMatch(
+        /content type is not a valid header value/,
+      );
+    },
+  );
+
   it("sends output of another declared type as it is", async () => {
     expect((await render("not json at all", "text/plain")).body).toBe("not json at all");
   });
