@@ -121,10 +121,12 @@ export async function renderTemplate(input: FormatInput): Promise<RenderedBody> 
       `The template failed to render${line === null ? "" : ` at line ${line}`}: ${message}`,
     );
   }
-  const bytes = Buffer.byteLength(output);
-  if (bytes > templateLimits.outputBytes) {
+  // UTF-8 is never shorter than the string's length, so a long output is refused before it is measured
+  // (measuring flattens the string, which can be a rope of many megabytes built in one render).
+  const limit = templateLimits.outputBytes;
+  if (output.length > limit || Buffer.byteLength(output) > limit) {
     throw new RenderError(
-      `The template rendered ${bytes} bytes; at most ${templateLimits.outputBytes} are sent. Nothing was sent.`,
+      `The template rendered more than ${limit} bytes, the most that is sent. Nothing was sent.`,
     );
   }
   const contentType = input.templateContentType ?? "application/json";

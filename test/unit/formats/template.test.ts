@@ -170,11 +170,17 @@ describe("hostile templates are bounded and fail with a RenderError", { timeout:
     [
       "output past the bound",
       `{% for i in (1..3000) %}${"0123456789".repeat(10)}{% endfor %}`,
-      /rendered 300000 bytes; at most 262144 are sent/,
+      /rendered more than 262144 bytes, the most that is sent/,
     ],
   ])("%s", async (_name, template, message) => {
     const error = await renderErrorOf(template);
     expect(error.message).toMatch(message);
+  });
+
+  it("counts the output in UTF-8 bytes, not characters", async () => {
+    const times = (n: number) => `{% for i in (1..${n}) %}${"é".repeat(1000)}{% endfor %}`; // 2 bytes each
+    expect(Buffer.byteLength((await render(times(131))).body)).toBe(262_000);
+    expect((await renderErrorOf(times(132))).message).toMatch(/rendered more than 262144 bytes/); // 132,000 characters
   });
 
   it("a template that no longer parses fails its delivery rather than the process", async () => {
