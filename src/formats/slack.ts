@@ -1,3 +1,6 @@
+// Slack's own TypeScript types of Block Kit (a devDependency: types only, erased from the build), so the
+// compiler holds every block to the shape Slack publishes.
+import type { HeaderBlock, KnownBlock, MessageAttachment } from "@slack/types";
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
@@ -31,7 +34,7 @@ const mrkdwn: CharEscape = (char) =>
 export function renderSlack(input: FormatInput): RenderedBody {
   const card = deploymentCard(input.envelope);
   const title = cardTitle(card);
-  const details: object[] = [
+  const details: KnownBlock[] = [
     {
       type: "section",
       fields: cardFacts(card)
@@ -60,10 +63,15 @@ export function renderSlack(input: FormatInput): RenderedBody {
     type: "context",
     elements: [{ type: "mrkdwn", text: `${card.eventType} · event ${card.eventId}` }],
   });
+  const header: HeaderBlock = {
+    type: "header",
+    text: { type: "plain_text", text: fitText(title, slackLimits.headerText) },
+  };
+  const attachment: MessageAttachment = { color: toneColour[card.tone], blocks: details };
   const message = {
     text: fitText(title, slackLimits.headerText, mrkdwn),
-    blocks: [{ type: "header", text: { type: "plain_text", text: fitText(title, slackLimits.headerText) } }],
-    attachments: [{ color: toneColour[card.tone], blocks: details }],
+    blocks: [header],
+    attachments: [attachment],
   };
   return { contentType: "application/json", body: JSON.stringify(message) };
 }
