@@ -86,9 +86,17 @@ export function deploymentCard(envelope: Envelope): DeploymentCard {
   };
 }
 
+/**
+ * More than any card shows (its longest text is cut at 2000 characters): the rest of a long value is
+ * never read, so a commit message of megabytes costs no more to render than one of a page.
+ */
+const maxRead = 4096;
+
 function text(value: unknown, clean: (text: string) => string = oneLine): string | null {
   if (typeof value !== "string") return null;
-  return clean(value) || null;
+  if (value.length <= maxRead) return clean(value) || null;
+  const high = value.charCodeAt(maxRead - 1) >= 0xd800 && value.charCodeAt(maxRead - 1) <= 0xdbff;
+  return `${clean(value.slice(0, high ? maxRead - 1 : maxRead))}…`; // never half a surrogate pair
 }
 
 /** "2026-11-27 14:03:05 UTC": the same for every reader, whatever the service's locale. */

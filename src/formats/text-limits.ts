@@ -46,8 +46,14 @@ function isHiddenControl(code: number): boolean {
 
 function withoutControls(text: string): string {
   let out = "";
-  for (const char of text) if (!isHiddenControl(char.charCodeAt(0))) out += char;
-  return out;
+  let from = 0; // copies the runs between hidden characters, so clean text is returned as it is
+  for (let i = 0; i < text.length; i++) {
+    if (isHiddenControl(text.charCodeAt(i))) {
+      out += text.slice(from, i);
+      from = i + 1;
+    }
+  }
+  return from === 0 ? text : out + text.slice(from);
 }
 
 /** One line: line breaks and tabs become spaces, control characters go, ends are trimmed. */

@@ -39,6 +39,16 @@ describe("the facts every card shows", () => {
     expect(deploymentCard(withPayload({ started_at, finished_at })).duration).toBe(duration);
   });
 
+  it("reads no more of a long value than a card can show, and marks where it stopped", () => {
+    const card = deploymentCard(
+      withPayload({ error_message: `${"a".repeat(5000)}🚀`, commit_message: "b".repeat(9000) }),
+    );
+    expect(card.errorMessage).toBe(`${"a".repeat(4096)}…`);
+    expect(card.commitSubject).toBe(`${"b".repeat(4096)}…`);
+    const pair = deploymentCard(withPayload({ branch: `${"c".repeat(4095)}🚀${"d".repeat(100)}` }));
+    expect(pair.branch).toBe(`${"c".repeat(4095)}…`); // the pair that straddles the cut is left out whole
+  });
+
   it("leaves out what the event does not have, and lists no empty fact", () => {
     const card = deploymentCard(
       withPayload({ project_name: "shop", status: "pending" }, "deployment.created"),
