@@ -32,3 +32,8 @@ export function describeLiquidError(error: unknown): { message: string; line: nu
   const message = known === undefined ? raw : known[1];
   return { message, line: position?.[0] ?? null };
 }
+
+/** liquidjs's renderLimit was reached: the render took longer than `templateLimits.renderMs`. */
+export function isRenderTimeLimit(error: unknown): boolean {
+  return error instanceof Error && /render limit exceeded/.test(error.message); // a LiquidError or its own AssertionError
+}

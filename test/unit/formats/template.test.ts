@@ -183,6 +183,27 @@ describe("hostile templates are bounded and fail with a RenderError", { timeout:
     expect((await renderErrorOf(times(132))).message).toMatch(/rendered more than 262144 bytes/); // 132,000 characters
   });
 
+  it("tries once more when a cheap render was only paused past the time limit (a GC, a busy machine)", async () => {
+    let reads = 0;
+    const payload = {
+      get project_name() {
+        reads += 1;
+        if (reads === 1) {
+          const until = Date.now() + templateLimits.renderMs + 50; // the first read stalls, as a paused process would
+          while (Date.now() < until) {}
+        }
+        return "shop";
+      },
+    };
+    const rendered = await renderTemplate({
+      envelope: { ...envelope, payload },
+      template: "{{ payload.project_name }} to {{ event.event_type }}",
+      templateContentType: "text/plain",
+    });
+    expect(rendered.body).toBe("shop to deployment.succeeded");
+    expect(reads).toBe(2);
+  });
+
   it("a template that no longer parses fails its delivery rather than the process", async () => {
     const error = await renderErrorOf("{% if %}");
     expect(error.message).toMatch(/^The template does not parse: Line 1: /);
