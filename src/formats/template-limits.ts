@@ -13,7 +13,7 @@ export const templateLimits = {
    * liquidjs `renderLimit`: the time one render may take, in milliseconds. A render holds the event
    * loop, so this is small; a real template renders in well under a millisecond.
    */
-  renderMs: 100,
+  renderMs: 250,
   /** liquidjs `memoryLimit`: what the memory-sensitive filters and ranges may allocate, in its units. */
   memory: 4_000_000,
   /** Bytes (UTF-8) of rendered output. */

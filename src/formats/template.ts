@@ -86,7 +86,7 @@ export async function renderTemplate(input: FormatInput): Promise<RenderedBody> 
   const { payload, ...event } = input.envelope;
   let output: string;
   try {
-    output = String(await renderWithinLimit(templates, { event, payload }));
+    output = String(renderWithinLimit(templates, { event, payload }));
   } catch (error) {
     const { message, line } = describeLiquidError(error);
     throw new RenderError(
@@ -102,12 +102,14 @@ export async function renderTemplate(input: FormatInput): Promise<RenderedBody> 
  * liquidjs's time limit is wall-clock time: a cheap render that the process was paused in (a garbage
  * collection, a busy machine) can run past it without being expensive. One more try tells such a stall
  * from a template that is truly slow, which then fails twice: at most twice the limit, never more.
+ * Rendered synchronously: with include and render gone every tag and filter left is synchronous, and
+ * liquidjs's async render only adds a promise per piece.
  */
-async function renderWithinLimit(templates: Template[], scope: object): Promise<unknown> {
+function renderWithinLimit(templates: Template[], scope: object): unknown {
   try {
-    return await engine.render(templates, scope);
+    return engine.renderSync(templates, scope);
   } catch (error) {
     if (!isRenderTimeLimit(error)) throw error;
-    return await engine.render(templates, scope);
+    return engine.renderSync(templates, scope);
   }
 }

@@ -38,7 +38,7 @@ describe("docs/formats.md", () => {
     const n = (value: number) => value.toLocaleString("en-US");
     expect(text).toContain(`| Template size | ${n(templateLimits.sourceChars)} characters |`);
     expect(text).toContain(`| ${templateLimits.nestingDepth} levels |`);
-    expect(text).toContain(`| ${templateLimits.renderMs} ms (liquidjs \`renderLimit\`) |`);
+    expect(text).toContain(`| ${templateLimits.renderMs} ms (liquidjs \`renderLimit\`), tried twice |`);
     expect(text).toContain(`| ${n(templateLimits.memory)} (liquidjs \`memoryLimit\``);
     expect(text).toContain(`| ${n(templateLimits.outputBytes)} bytes (256 KiB) |`);
   });
