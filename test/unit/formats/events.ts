@@ -68,3 +68,21 @@ export const inputOf = (envelope: Envelope): FormatInput => ({
   template: null,
   templateContentType: null,
 });
+
+/** Every text field 5000 astral characters (4 bytes each in UTF-8): the worst case for a byte limit. */
+export function astralEnvelope(): Envelope {
+  const rockets = "🚀".repeat(5_000);
+  const base = hostileEnvelope();
+  return {
+    ...base,
+    payload: {
+      ...base.payload,
+      project_name: rockets,
+      environment: rockets,
+      branch: rockets,
+      commit_message: rockets,
+      error_message: rockets,
+      status: rockets,
+    },
+  };
+}

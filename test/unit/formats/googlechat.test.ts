@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { toneColour } from "../../../src/formats/deployment-card.js";
 import { googleChatLimits, renderGoogleChat } from "../../../src/formats/googlechat.js";
-import { deploymentEventTypes, eventOf, hostileEnvelope, inputOf } from "./events.js";
+import { astralEnvelope, deploymentEventTypes, eventOf, hostileEnvelope, inputOf } from "./events.js";
 
 interface Widget {
   decoratedText?: { topLabel: string; text: string };
@@ -42,8 +42,11 @@ describe("Google Chat", () => {
     expect(button?.onClick.openLink.url).toBe("https://shop.example.com/");
   });
 
-  it("keeps hostile text within Google Chat's message size and widget count", () => {
-    const { bytes, message } = render(hostileEnvelope());
+  it.each([
+    ["markup and mentions", hostileEnvelope],
+    ["astral characters", astralEnvelope],
+  ])("keeps hostile text (%s) within Google Chat's message size and widget count", (_name, hostile) => {
+    const { bytes, message } = render(hostile());
     expect(bytes).toBeLessThanOrEqual(googleChatLimits.messageBytes);
     expect(widgetsOf(message).length).toBeLessThanOrEqual(googleChatLimits.widgets);
   });

@@ -4,7 +4,7 @@ import { AdaptiveCard, SerializationContext } from "adaptivecards";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Envelope } from "../../../src/delivery-engine/envelope.js";
 import { adaptiveCardVersion, renderMsTeams } from "../../../src/formats/msteams.js";
-import { deploymentEventTypes, eventOf, hostileEnvelope, inputOf } from "./events.js";
+import { astralEnvelope, deploymentEventTypes, eventOf, hostileEnvelope, inputOf } from "./events.js";
 
 interface TeamsMessage {
   type: string;
@@ -65,13 +65,20 @@ describe("Microsoft Teams", () => {
     expect(failed.element?.textContent).toContain("Error: ProgressDeadlineExceeded");
   });
 
-  it("keeps a hostile event's card readable by the SDK and under Teams' 28 KB (counted as UTF-16)", () => {
-    const { body, message } = render(hostileEnvelope());
-    expect(Buffer.byteLength(body, "utf16le")).toBeLessThanOrEqual(28_000);
-    const { parseEvents, validation, element } = readWithSdk(message.attachments[0]?.content);
-    expect([...parseEvents, ...validation]).toEqual([]);
-    expect(element?.textContent).toContain("…");
-  });
+  it.each([
+    ["markup and mentions", hostileEnvelope],
+    ["astral characters", astralEnvelope],
+  ])(
+    "keeps a hostile event's card (%s) readable by the SDK and under Teams' 28 KB, in UTF-8 and UTF-16",
+    (_name, hostile) => {
+      const { body, message } = render(hostile());
+      expect(Buffer.byteLength(body)).toBeLessThanOrEqual(28_000);
+      expect(Buffer.byteLength(body, "utf16le")).toBeLessThanOrEqual(28_000);
+      const { parseEvents, validation, element } = readWithSdk(message.attachments[0]?.content);
+      expect([...parseEvents, ...validation]).toEqual([]);
+      expect(element?.textContent).toContain("…");
+    },
+  );
 
   it("renders event text without markdown: a commit message cannot become a link or bold text", () => {
     // A markdown processor as a host has one; a TextBlock would go through it, a TextRun must not.
