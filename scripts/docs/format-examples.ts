@@ -1,0 +1,86 @@
+import type { Envelope } from "../../src/delivery-engine/envelope.js";
+import { renderDiscord } from "../../src/formats/discord.js";
+import { renderGoogleChat } from "../../src/formats/googlechat.js";
+import { renderMsTeams } from "../../src/formats/msteams.js";
+import { renderSlack } from "../../src/formats/slack.js";
+import { renderTemplate } from "../../src/formats/template.js";
+import type { FormatInput, RenderedBody } from "../../src/formats/types.js";
+
+// The example bodies of docs/formats.md, rendered by the renderers themselves from one fixed event:
+// `npm run docs:formats` rewrites every fenced block that follows an `<!-- example: key -->` marker,
+// and a unit test fails when the page and the renderers disagree.
+
+/** A rollout as the operator records it, with fixed ids and times so the examples do not change. */
+export function exampleEnvelope(kind: "succeeded" | "failed"): Envelope {
+  const failed = kind === "failed";
+  return {
+    id: "019ac5f2-3b4c-7d5e-8f60-718293a4b5c6",
+    event_type: failed ? "deployment.failed" : "deployment.succeeded",
+    timestamp: "2026-11-27T14:04:12.345Z",
+    project_id: 3,
+    payload: {
+      deployment_id: 42,
+      project_id: 3,
+      project_name: "shop",
+      environment: "production",
+      branch: "main",
+      commit_sha: "9fceb02d0ae598e95dc970b74767f19372d61af8",
+      commit_message: "Checkout: retry card payments once on a gateway timeout\n\nCloses #118.",
+      url: failed ? null : "https://shop.example.com",
+      status: failed ? "failed" : "succeeded",
+      error_message: failed
+        ? 'ProgressDeadlineExceeded: ReplicaSet "shop-7c9d" has timed out progressing.'
+        : null,
+      started_at: "2026-11-27T14:02:51.000Z",
+      finished_at: "2026-11-27T14:04:12.000Z",
+    },
+  };
+}
+
+/** The template shown in the docs: a small JSON body for a generic HTTP API. */
+export const exampleTemplate = `{
+  "summary": {{ payload.project_name | append: " to " | append: payload.environment | json }},
+  "status": {{ payload.status | json }},
+  "commit": {{ payload.commit_sha | slice: 0, 7 | json }},
+  "message": {{ payload.commit_message | json }},
+  "link": {{ payload.url | json }},
+  "event": { "id": {{ event.id | json }}, "type": {{ event.event_type | json }} },
+  "at": {{ event.timestamp | date: "%Y-%m-%d %H:%M UTC" | json }}
+}
+`;
+
+const input = (envelope: Envelope): FormatInput => ({ envelope, template: null, templateContentType: null });
+const pretty = (rendered: RenderedBody) => `${JSON.stringify(JSON.parse(rendered.body), null, 2)}\n`;
+
+/** Each marker key's fence and content. */
+export async function formatExamples(): Promise<Record<string, { fence: string; text: string }>> {
+  const succeeded = input(exampleEnvelope("succeeded"));
+  const failed = input(exampleEnvelope("failed"));
+  const template = await renderTemplate({
+    ...succeeded,
+    template: exampleTemplate,
+    templateContentType: null,
+  });
+  return {
+    event: { fence: "json", text: `${JSON.stringify(exampleEnvelope("succeeded"), null, 2)}\n` },
+    slack: { fence: "json", text: pretty(renderSlack(succeeded)) },
+    msteams: { fence: "json", text: pretty(renderMsTeams(succeeded)) },
+    discord: { fence: "json", text: pretty(renderDiscord(failed)) },
+    googlechat: { fence: "json", text: pretty(renderGoogleChat(succeeded)) },
+    "template-source": { fence: "liquid", text: exampleTemplate },
+    "template-output": { fence: "json", text: `${template.body}\n` },
+  };
+}
+
+/** The page with the block after each `<!-- example: key -->` marker replaced by the rendered example. */
+export async function withExamples(page: string): Promise<string> {
+  const examples = await formatExamples();
+  return page.replace(
+    /<!-- example: ([a-z-]+) -->\n```[a-z]*\n(?:[\s\S]*?\n)??```\n/g,
+    (_match, key: string) => {
+      const example = examples[key];
+      if (example === undefined) throw new Error(`docs/formats.md names an unknown example "${key}"`);
+      return `<!-- example: ${key} -->\n\`\`\`${example.fence}\n${example.text}\`\`\`\n`;
+    },
+  );
+}

@@ -1,0 +1,63 @@
+import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
+import { type CharEscape, fitText, noEscape } from "./text-limits.js";
+import type { FormatInput, RenderedBody } from "./types.js";
+
+/**
+ * Discord's documented embed limits (developer docs, "Embed Limits"): title 256 characters, description
+ * 4096, 25 fields with a name of 256 and a value of 1024, footer 2048, and 6000 characters in all
+ * across title, description, field names and values, footer and author. Our cuts keep the worst case
+ * (9 facts, the title, a cut error message, the footer) below 6000.
+ */
+export const discordLimits = {
+  title: 256,
+  description: 4096,
+  fields: 25,
+  fieldName: 256,
+  fieldValue: 1024,
+  footer: 2048,
+  total: 6000,
+  /** Ours, so that the sum stays under `total`. */
+  factValue: 200,
+  commitSubject: 300,
+  errorMessage: 2000,
+} as const;
+
+// Discord markdown, masked links, and mentions (`<@id>`, `@everyone`) are all disarmed by a backslash.
+const markdownChars = new Set(["\\", "*", "_", "~", "`", "|", ">", "<", "#", "-", "[", "]", "(", ")", "@"]);
+const discordMarkdown: CharEscape = (char) => (markdownChars.has(char) ? `\\${char}` : char);
+
+/**
+ * An execute-webhook body with one embed. `allowed_mentions: {parse: []}` tells Discord to ping no one
+ * whatever the text holds; the escaping keeps mentions and links from even showing as such.
+ */
+export function renderDiscord(input: FormatInput): RenderedBody {
+  const card = deploymentCard(input.envelope);
+  const description: string[] = [];
+  if (card.commitSubject !== null) {
+    description.push(
+      `**Commit message**\n${fitText(card.commitSubject, discordLimits.commitSubject, discordMarkdown)}`,
+    );
+  }
+  if (card.errorMessage !== null) {
+    description.push(`**Error**\n${fitText(card.errorMessage, discordLimits.errorMessage, discordMarkdown)}`);
+  }
+  const embed = {
+    title: fitText(cardTitle(card), discordLimits.title, discordMarkdown),
+    ...(card.url === null ? {} : { url: card.url }),
+    ...(description.length === 0 ? {} : { description: description.join("\n\n") }),
+    color: Number.parseInt(toneColour[card.tone].slice(1), 16),
+    fields: cardFacts(card)
+      .slice(0, discordLimits.fields)
+      .map((fact) => ({
+        name: fact.label,
+        value: fitText(fact.value, discordLimits.factValue, fact.ours ? noEscape : discordMarkdown),
+        inline: true,
+      })),
+    footer: { text: `${card.eventType} · event ${card.eventId}` },
+    timestamp: input.envelope.timestamp,
+  };
+  return {
+    contentType: "application/json",
+    body: JSON.stringify({ allowed_mentions: { parse: [] }, embeds: [embed] }),
+  };
+}

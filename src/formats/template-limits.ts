@@ -1,0 +1,21 @@
+/**
+ * The bounds of a webhook's template. The source is checked where it is accepted (API, resource) and
+ * again where it runs; the render is bounded by liquidjs's own time and memory limits and its output
+ * measured before anything is sent. A template is a project's untrusted input: none of these bounds
+ * can be raised by it.
+ */
+export const templateLimits = {
+  /** Characters of template source. */
+  sourceChars: 64 * 1024,
+  /** Levels of nested block tags (`if`, `for`, `case`, `capture` …). */
+  nestingDepth: 32,
+  /**
+   * liquidjs `renderLimit`: the time one render may take, in milliseconds. A render holds the event
+   * loop, so this is small; a real template renders in well under a millisecond.
+   */
+  renderMs: 250,
+  /** liquidjs `memoryLimit`: what the memory-sensitive filters and ranges may allocate, in its units. */
+  memory: 4_000_000,
+  /** Bytes (UTF-8) of rendered output. */
+  outputBytes: 256 * 1024,
+} as const;

@@ -1,0 +1,88 @@
+import { exampleEnvelope } from "../../../scripts/docs/format-examples.js";
+import type { Envelope } from "../../../src/delivery-engine/envelope.js";
+import type { FormatInput } from "../../../src/formats/types.js";
+
+// Events for the renderers' tests: the docs' example, every deployment event type, and a hostile one
+// whose every text field tries mentions, links, markup and sizes far past every service's limits.
+
+export const deploymentEventTypes = [
+  "deployment.created",
+  "deployment.ready",
+  "deployment.succeeded",
+  "deployment.failed",
+  "deployment.cancelled",
+] as const;
+
+const statusOf = {
+  "deployment.created": "pending",
+  "deployment.ready": "ready",
+  "deployment.succeeded": "succeeded",
+  "deployment.failed": "failed",
+  "deployment.cancelled": "cancelled",
+} as const;
+
+export function eventOf(eventType: (typeof deploymentEventTypes)[number]): Envelope {
+  const base = exampleEnvelope(eventType === "deployment.failed" ? "failed" : "succeeded");
+  const status = statusOf[eventType];
+  return {
+    ...base,
+    event_type: eventType,
+    payload: {
+      ...base.payload,
+      status,
+      finished_at: status === "pending" || status === "ready" ? null : "2026-11-27T14:04:12.000Z",
+    },
+  };
+}
+
+/** Markup and mentions of every service, an astral character (a surrogate pair) and a long tail. */
+const nasty =
+  '<!channel> <!here> <@U024BE7LH> @everyone @here <users/all> [click](https://evil.example) **bold** &amp; "q" 🚀 {{DATE(2017-02-14T06:08:00Z)}} ';
+
+export function hostileEnvelope(
+  eventType: "deployment.succeeded" | "deployment.failed" = "deployment.failed",
+): Envelope {
+  const long = (n: number) => nasty.repeat(Math.ceil(n / nasty.length)).slice(0, n);
+  return {
+    ...exampleEnvelope("failed"),
+    event_type: eventType,
+    payload: {
+      deployment_id: 42,
+      project_id: 3,
+      project_name: long(5_000),
+      environment: long(5_000),
+      branch: long(5_000),
+      commit_sha: long(500),
+      commit_message: `${long(100_000)}\nsecond line <!channel>`,
+      url: `https://shop.example.com/${"a".repeat(10_000)}`,
+      status: long(300),
+      error_message: `${'<&>"'.repeat(20_000)}\u202eevil\u0000`,
+      started_at: "2026-11-27T14:02:51.000Z",
+      finished_at: "2026-11-27T14:04:12.000Z",
+    },
+  };
+}
+
+export const inputOf = (envelope: Envelope): FormatInput => ({
+  envelope,
+  template: null,
+  templateContentType: null,
+});
+
+/** Every text field 5000 astral characters (4 bytes each in UTF-8): the worst case for a byte limit. */
+export function astralEnvelope(): Envelope {
+  const rockets = "🚀".repeat(5_000);
+  const base = hostileEnvelope();
+  return {
+    ...base,
+    payload: {
+      ...base.payload,
+      project_name: rockets,
+      environment: rockets,
+      branch: rockets,
+      commit_message: rockets,
+      error_message: rockets,
+      status: rockets,
+    },
+  };
+}
