@@ -185,3 +185,22 @@ describe("validateWebhookSpec, the rules across fields (the CRD's CEL rules' twi
     expect(problems.join()).not.toContain("s3cret");
   });
 });
+
+describe("docs/kubernetes.md", () => {
+  // The Webhook examples a reader copies: each complete `spec:` block must pass the schema and its rules.
+  const page = readFileSync("docs/kubernetes.md", "utf8");
+  const specs = [...page.matchAll(/```yaml\n([\s\S]*?)```/g)]
+    .map((block) => parse(block[1] ?? "") as { spec?: { events?: unknown } } | null)
+    .filter((document) => document?.spec?.events !== undefined)
+    .map((document) => document?.spec);
+
+  it.each(specs.map((spec, index) => [index, spec]))("Webhook example %i is a valid spec", (_index, spec) => {
+    expect(validateWebhookSpec(spec)).toHaveProperty("spec");
+  });
+
+  it("shows a Slack webhook whose URL is in a Secret", () => {
+    expect(specs).toContainEqual(
+      expect.objectContaining({ format: "slack", urlSecretRef: expect.anything() }),
+    );
+  });
+});
