@@ -145,3 +145,42 @@ describe("webhookFieldsFromSpec", () => {
     expect(problem.message).not.toContain("three");
   });
 });
+
+describe("webhookFieldsFromSpec with the template format's parser", () => {
+  // Stands in for formats/template.ts parseTemplate (its contract: throws with `.line`), which the
+  // controller hands in; this test covers only how its refusal becomes the resource's condition.
+  class TemplateSyntaxError extends Error {
+    constructor(
+      message: string,
+      readonly line: number,
+    ) {
+      super(message);
+    }
+  }
+  const parseTemplate = (source: string) => {
+    const line = source.split("\n").findIndex((text) => text.includes("{% if %}"));
+    if (line >= 0) throw new TemplateSyntaxError("if expects a condition", line + 1);
+  };
+
+  it("refuses a template that does not parse with InvalidTemplate naming the line", async () => {
+    const spec = validSpec({ url: "https://h.example.com/x", format: "template", template: "ok\n{% if %}" });
+    const error = await webhookFieldsFromSpec(spec, "shop", getSecret, parseTemplate).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({
+      reason: "InvalidTemplate",
+      message: "spec.template does not parse at line 2: if expects a condition",
+    });
+  });
+
+  it("passes a template that parses", async () => {
+    const spec = validSpec({
+      url: "https://h.example.com/x",
+      format: "template",
+      template: "{{ event_type }}",
+    });
+    expect((await webhookFieldsFromSpec(spec, "shop", getSecret, parseTemplate)).template).toBe(
+      "{{ event_type }}",
+    );
+  });
+});

@@ -19,7 +19,20 @@ type PreviewState =
   | { state: "failed"; message: string };
 
 /** The draft as the preview operation takes it (the create body's fields), without `event_type`. */
-export type PreviewDraft = Record<string, unknown>;
+export type PreviewDraft = { url: string; events: string[] } & Record<string, unknown>;
+
+/**
+ * The body does not depend on the URL or the subscribed events, so a form without them yet still
+ * previews: no events stand for the previewed one, and no URL for a name that never resolves (.invalid).
+ */
+const previewable = (draft: PreviewDraft, eventType: string): PreviewDraft => ({
+  ...draft,
+  url: draft.url.trim() === "" ? "https://receiver.invalid/" : draft.url,
+  events: draft.events.length > 0 ? draft.events : [eventType],
+});
+
+/** Problems of the URL and events are shown beside those fields when saving; the preview only waits. */
+const aboutOtherFields = (path: string) => /^body\.(url|events)(\.|$)/.test(path);
 
 function usePreview(projectId: number, draft: PreviewDraft, eventType: string): PreviewState {
   const [result, setResult] = useState<PreviewState>({ state: "loading" });
@@ -29,7 +42,7 @@ function usePreview(projectId: number, draft: PreviewDraft, eventType: string): 
     const timer = setTimeout(async () => {
       try {
         // The draft's content, not its identity (a new object each render), decides when to ask again.
-        const body = JSON.parse(key) as PreviewDraft;
+        const body = previewable(JSON.parse(key) as PreviewDraft, eventType);
         const preview = await api.previewDraft(projectId, { ...body, event_type: eventType });
         if (current) setResult({ state: "shown", preview });
       } catch (error) {
@@ -38,8 +51,12 @@ function usePreview(projectId: number, draft: PreviewDraft, eventType: string): 
         // A service without the preview operation (an older version) answers 404: say so, once.
         if (error.status === 404 || error.status === 405) setResult({ state: "unavailable" });
         else {
-          const details = error.details.map((detail) => detail.message).join(" ");
-          setResult({ state: "failed", message: details || error.message });
+          const own = error.details.filter((detail) => !aboutOtherFields(detail.path));
+          const message =
+            error.details.length > 0 && own.length === 0
+              ? "The preview waits for a valid payload URL."
+              : own.map((detail) => detail.message).join(" ") || error.message;
+          setResult({ state: "failed", message });
         }
       }
     }, debounceMs);

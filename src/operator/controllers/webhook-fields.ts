@@ -8,6 +8,12 @@ import { type SecretGetter, secretText } from "./secret-values.js";
 /** What a Webhook resource asks of its service webhook: the address and the format settings. */
 export type OwnedWebhookFields = { url: string } & Required<OwnedWebhookFormat>;
 
+/**
+ * Throws for a template that does not parse, with the line in `.line` when known: the template
+ * format's own parser (formats/template.ts `parseTemplate`), handed in by the controller.
+ */
+export type TemplateCheck = (source: string) => void;
+
 /** The names of the Secrets a spec references for its address and headers (the signing one aside). */
 export function fieldSecretNames(spec: WebhookSpec): string[] {
   const names = (spec.headers ?? []).flatMap((header) =>
@@ -26,7 +32,9 @@ export async function webhookFieldsFromSpec(
   spec: WebhookSpec,
   namespace: string,
   getSecret: SecretGetter,
+  checkTemplate?: TemplateCheck,
 ): Promise<OwnedWebhookFields> {
+  if (spec.template !== undefined && checkTemplate) templateProblem(spec.template, checkTemplate);
   const headers: Record<string, string> = {};
   for (const header of spec.headers ?? []) {
     const field = `spec.headers ${header.name}`;
@@ -60,4 +68,16 @@ async function specUrl(spec: WebhookSpec, namespace: string, getSecret: SecretGe
   const problem = httpUrl(where).safeParse(url).error?.issues[0];
   if (problem) throw new ConfigurationProblem("InvalidSecretValue", `${problem.message}.`);
   return url;
+}
+
+/** A template that does not parse is Ready=False naming the line, as the API answers 400. */
+function templateProblem(source: string, checkTemplate: TemplateCheck) {
+  try {
+    checkTemplate(source);
+  } catch (error) {
+    const line = (error as { line?: unknown }).line;
+    const where = typeof line === "number" ? ` at line ${line}` : "";
+    const message = error instanceof Error ? error.message : String(error);
+    throw new ConfigurationProblem("InvalidTemplate", `spec.template does not parse${where}: ${message}`);
+  }
 }
