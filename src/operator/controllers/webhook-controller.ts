@@ -103,7 +103,8 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
       }
       const spec = validated.spec;
       const owner = ownerOf(resource);
-      // Every Secret the spec names is watched, present or not yet, so its change reconciles this again.
+      // Secrets the spec no longer names are let go; each one read below is watched from then on,
+      // present or not yet, so its creation or change reconciles this resource again.
       const secretNames = [...(spec.secretRef ? [spec.secretRef.name] : []), ...fieldSecretNames(spec)];
       deps.retainSecrets(owner, namespace, secretNames);
       const getSecret: SecretGetter = (secretName) => deps.readSecret(owner, namespace, secretName);
