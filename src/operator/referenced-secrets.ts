@@ -11,9 +11,11 @@ import { isNotFound } from "./kube-errors.js";
  * value is forgotten.
  */
 export interface ReferencedSecrets {
-  /** The Secret `namespace/name` as `webhook` (a "namespace/name" key) now references it. */
+  /** The Secret `namespace/name`, which `webhook` (a "namespace/name" key) now references. */
   read(webhook: string, namespace: string, name: string): Promise<V1Secret | undefined>;
-  /** `webhook` references no Secret (any more): drop its reference. */
+  /** `webhook` now references only the Secrets `namespace/name` of `names`: drop its other references. */
+  retain(webhook: string, namespace: string, names: string[]): void;
+  /** `webhook` references no Secret (any more): drop its references. */
   release(webhook: string): void;
   stop(): void;
 }
@@ -44,7 +46,8 @@ export function referencedSecrets(options: {
   logger: Logger;
 }): ReferencedSecrets {
   const entries = new Map<string, Entry>();
-  const usedBy = new Map<string, string>();
+  /** The Secrets ("namespace/name") each Webhook references: its signing key, URL and header values. */
+  const usedBy = new Map<string, Set<string>>();
   const watcher = new Watch(options.kubeConfig);
 
   async function load(entry: Entry): Promise<void> {
@@ -113,10 +116,8 @@ export function referencedSecrets(options: {
     entry.retry.unref();
   }
 
-  function release(webhook: string) {
-    const key = usedBy.get(webhook);
-    if (key === undefined) return;
-    usedBy.delete(webhook);
+  function drop(webhook: string, key: string) {
+    usedBy.get(webhook)?.delete(key);
     const entry = entries.get(key);
     if (!entry) return;
     entry.users.delete(webhook);
@@ -127,10 +128,15 @@ export function referencedSecrets(options: {
     entries.delete(key);
   }
 
+  function retain(webhook: string, namespace: string, names: string[]) {
+    const keep = new Set(names.map((name) => `${namespace}/${name}`));
+    for (const key of usedBy.get(webhook) ?? []) if (!keep.has(key)) drop(webhook, key);
+    if (usedBy.get(webhook)?.size === 0) usedBy.delete(webhook);
+  }
+
   return {
     async read(webhook, namespace, name) {
       const key = `${namespace}/${name}`;
-      if (usedBy.get(webhook) !== key) release(webhook);
       let entry = entries.get(key);
       if (!entry) {
         const created: Entry = {
@@ -154,11 +160,12 @@ export function referencedSecrets(options: {
         entry = created;
       }
       entry.users.add(webhook);
-      usedBy.set(webhook, key);
+      usedBy.set(webhook, (usedBy.get(webhook) ?? new Set()).add(key));
       await entry.loaded;
       return entry.secret;
     },
-    release,
+    retain,
+    release: (webhook) => retain(webhook, "", []),
     stop() {
       for (const entry of entries.values()) {
         entry.stopped = true;

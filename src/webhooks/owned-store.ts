@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.js";
+import type { DeliveryFormat } from "../formats/types.js";
 import {
   clearAutoDisableWhen,
   columns,
@@ -9,6 +10,17 @@ import {
 } from "./store.js";
 
 // The rows of Kubernetes Webhook resources (owner "namespace/name"), as the operator writes them.
+
+/** A Webhook resource's delivery format settings, named as the API's webhook fields (docs/api.md). */
+export interface OwnedWebhookFormat {
+  format?: DeliveryFormat;
+  cloudevents_mode?: "structured" | "binary";
+  template?: string | null;
+  template_content_type?: string;
+  signature_scheme?: "hmac-sha256" | "standard-webhooks";
+  /** Clear text values; null removes them. */
+  headers?: Record<string, string> | null;
+}
 
 /**
  * The webhook a Kubernetes Webhook resource (owner "namespace/name") declares, created or brought in
@@ -24,7 +36,7 @@ import {
 export async function upsertOwnedWebhook(
   db: Queryable,
   secrets: WebhookSecrets,
-  webhook: NewWebhook & { owner: string; generation?: number | undefined },
+  webhook: NewWebhook & { owner: string; generation?: number | undefined } & OwnedWebhookFormat,
 ): Promise<WebhookRow> {
   const policies = webhook.policies ?? { retryMaxAttempts: null, autoDisable: null };
   const generation = webhook.generation ?? null;

@@ -65,3 +65,142 @@ describe("validateWebhookSpec", () => {
     expect(problems).not.toContain("pw");
   });
 });
+
+describe("validateWebhookSpec, the rules across fields (the CRD's CEL rules' twins)", () => {
+  const events = ["deployment.failed"];
+  const url = "https://example.com/h";
+  const slack = { name: "slack", key: "url" };
+  const problemsOf = (spec: Record<string, unknown>) => {
+    const result = validateWebhookSpec({ events, ...spec });
+    return "problems" in result ? result.problems : [];
+  };
+
+  it("keeps a spec of today valid, unchanged (no format default written in)", () => {
+    expect(validateWebhookSpec({ url, events })).toEqual({ spec: { url, events, enabled: true } });
+  });
+
+  it("accepts every format setting with a URL from a Secret", () => {
+    expect(
+      problemsOf({
+        urlSecretRef: slack,
+        format: "template",
+        template: "{{ event }}",
+        templateContentType: "text/plain",
+        signatureScheme: "standard-webhooks",
+        cloudEventsMode: "binary",
+        headers: [
+          { name: "Authorization", valueFrom: { secretKeyRef: { name: "api", key: "token" } } },
+          { name: "X-Team", value: "payments" },
+        ],
+      }),
+    ).toEqual([]);
+  });
+
+  it.each([
+    ["neither url nor urlSecretRef", {}, "spec: exactly one of url and urlSecretRef must be set"],
+    [
+      "both url and urlSecretRef",
+      { url, urlSecretRef: slack },
+      "spec: exactly one of url and urlSecretRef must be set",
+    ],
+    [
+      "format template without a template",
+      { url, format: "template" },
+      "spec: template is required when format is template",
+    ],
+    [
+      "a template with another format",
+      { url, format: "slack", template: "x" },
+      "spec: template is used only with format: template",
+    ],
+    [
+      "a header with value and valueFrom",
+      { url, headers: [{ name: "A", value: "1", valueFrom: { secretKeyRef: slack } }] },
+      "spec.headers.0: a header takes exactly one of value and valueFrom",
+    ],
+    [
+      "a header with neither",
+      { url, headers: [{ name: "A" }] },
+      "spec.headers.0: a header takes exactly one of value and valueFrom",
+    ],
+    [
+      "a header value with a line break",
+      { url, headers: [{ name: "A", value: "1\r\nX-Evil: 1" }] },
+      "spec.headers.0: a header value may not contain line breaks",
+    ],
+    [
+      "header names twice, in two cases",
+      {
+        url,
+        headers: [
+          { name: "A", value: "1" },
+          { name: "a", value: "2" },
+        ],
+      },
+      "spec.headers: header names must be unique (ignoring case)",
+    ],
+  ])("refuses %s", (_what, spec, message) => {
+    expect(problemsOf(spec)).toEqual([expect.stringContaining(message)]);
+  });
+
+  it.each([
+    "Host",
+    "content-length",
+    "Content-Type",
+    "Transfer-Encoding",
+    "Connection",
+    "X-Webhook-Signature",
+    "x-webhook-id",
+    "Webhook-Signature",
+    "webhook-id",
+  ])("refuses the header %s, which the request sets itself or which would pass for ours", (name) => {
+    expect(problemsOf({ url, headers: [{ name, value: "1" }] })).toEqual([
+      expect.stringContaining("spec.headers.0: a header may not be one the request sets itself"),
+    ]);
+  });
+
+  it.each([
+    [
+      "an unknown format",
+      { url, format: "xml" },
+      "spec.format must be equal to one of the allowed values (envelope, cloudevents, slack, msteams, discord, googlechat, template)",
+    ],
+    [
+      "a header name that is no HTTP token",
+      { url, headers: [{ name: "Bad Name", value: "1" }] },
+      "spec.headers.0.name must match pattern",
+    ],
+    [
+      "an unknown signature scheme",
+      { url, signatureScheme: "rsa" },
+      "spec.signatureScheme must be equal to one of the allowed values",
+    ],
+  ])("refuses %s by the schema", (_what, spec, message) => {
+    expect(problemsOf(spec)).toEqual(expect.arrayContaining([expect.stringContaining(message)]));
+  });
+
+  it("never quotes a header value it refuses", () => {
+    const problems = problemsOf({ url, headers: [{ name: "Authorization", value: "Bearer s3cret\n" }] });
+    expect(problems.length).toBe(1);
+    expect(problems.join()).not.toContain("s3cret");
+  });
+});
+
+describe("docs/kubernetes.md", () => {
+  // The Webhook examples a reader copies: each complete `spec:` block must pass the schema and its rules.
+  const page = readFileSync("docs/kubernetes.md", "utf8");
+  const specs = [...page.matchAll(/```yaml\n([\s\S]*?)```/g)]
+    .map((block) => parse(block[1] ?? "") as { spec?: { events?: unknown } } | null)
+    .filter((document) => document?.spec?.events !== undefined)
+    .map((document) => document?.spec);
+
+  it.each(specs.map((spec, index) => [index, spec]))("Webhook example %i is a valid spec", (_index, spec) => {
+    expect(validateWebhookSpec(spec)).toHaveProperty("spec");
+  });
+
+  it("shows a Slack webhook whose URL is in a Secret", () => {
+    expect(specs).toContainEqual(
+      expect.objectContaining({ format: "slack", urlSecretRef: expect.anything() }),
+    );
+  });
+});

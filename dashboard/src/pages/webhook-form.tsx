@@ -6,14 +6,31 @@ import { ErrorBox, FieldError, Loading } from "../components/errors";
 import { Layout, SettingsFrame } from "../components/layout";
 import { useServiceInfo } from "../service-info";
 import { useLoad } from "../use-load";
+import { formatFieldsOf } from "../webhook-formats";
+import { BodyPreview } from "./body-preview";
 import { PolicyFields, policyBody, policyValuesOf } from "./delivery-policy";
 import { EventPicker } from "./event-picker";
+import { changedFormatBody, FormatFields, formatValuesOf, fullFormatBody } from "./format-fields";
+import { HeaderFields, headersBody, headerValuesOf } from "./header-fields";
 import { ManagedNotice } from "./managed-notice";
 import { paths } from "./paths";
 import { useProjectCrumbs } from "./project-crumbs";
 import { type SecretAction, SecretField } from "./secret-field";
 
-const fields = ["url", "events", "secret", "enabled", "retry_policy", "auto_disable"] as const;
+const fields = [
+  "url",
+  "events",
+  "secret",
+  "enabled",
+  "retry_policy",
+  "auto_disable",
+  "format",
+  "cloudevents_mode",
+  "template",
+  "template_content_type",
+  "signature_scheme",
+  "headers",
+] as const;
 type Field = (typeof fields)[number];
 
 /** Which field an API 400 detail concerns ("body.events.2" → events); others show above the form. */
@@ -58,6 +75,10 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
   const [policy, setPolicy] = useState(policyValuesOf(webhook));
   const [secretAction, setSecretAction] = useState<SecretAction>(webhook ? "keep" : "replace");
   const [secret, setSecret] = useState("");
+  const saved = formatFieldsOf(webhook);
+  const [formatValues, setFormatValues] = useState(formatValuesOf(saved));
+  const savedHeaderNames = saved ? (saved.header_names ?? []) : undefined;
+  const [headerValues, setHeaderValues] = useState(headerValuesOf(savedHeaderNames, !webhook));
   const [problems, setProblems] = useState<Partial<Record<Field, string>>>({});
   const [failure, setFailure] = useState<ApiFailure>();
   const [busy, setBusy] = useState(false);
@@ -76,6 +97,11 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
           : secret === "" && !webhook
             ? {}
             : { secret };
+    // Only what changed: a form saved without touching the format sends the body it always did.
+    const formatChange = {
+      ...changedFormatBody(formatValues, saved),
+      ...headersBody(headerValues, !webhook),
+    };
     try {
       const saved = webhook
         ? await api.updateWebhook(projectId, webhook.id, {
@@ -84,6 +110,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             enabled,
             ...secretChange,
             ...policyBody(policy),
+            ...formatChange,
           })
         : await api.createWebhook(projectId, {
             url,
@@ -91,6 +118,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             enabled,
             ...secretChange,
             ...policyBody(policy),
+            ...formatChange,
           });
       navigate(paths.webhook(projectId, saved.id));
     } catch (error) {
@@ -157,6 +185,39 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             selected={events}
             onChange={setEvents}
             problem={problems.events}
+          />
+
+          <FormatFields
+            values={formatValues}
+            onChange={setFormatValues}
+            problems={{
+              format: problems.format,
+              cloudevents_mode: problems.cloudevents_mode,
+              signature_scheme: problems.signature_scheme,
+              template: problems.template,
+              template_content_type: problems.template_content_type,
+            }}
+          />
+
+          <BodyPreview
+            projectId={projectId}
+            draft={{
+              url,
+              events,
+              ...(secretAction === "replace" && secret !== "" ? { secret } : {}),
+              ...fullFormatBody(formatValues),
+              ...headersBody(headerValues, true),
+            }}
+            catalogue={catalogue.data}
+            keptHeaders={headerValues.action === "keep" ? (savedHeaderNames ?? []) : []}
+            msteams={formatValues.format === "msteams"}
+          />
+
+          <HeaderFields
+            savedNames={savedHeaderNames}
+            values={headerValues}
+            onChange={setHeaderValues}
+            problem={problems.headers}
           />
 
           <SecretField

@@ -9,6 +9,7 @@ import { useLoad } from "../use-load";
 import { DeliveriesTable } from "./deliveries-table";
 import { AutoDisabledNotice, DeliveryPolicy } from "./delivery-policy";
 import { eventSummary } from "./event-summary";
+import { FormatSummary } from "./format-summary";
 import { ManagedNotice } from "./managed-notice";
 import { useProjectCrumbs } from "./project-crumbs";
 import { WebhookActions } from "./webhook-actions";
@@ -85,6 +86,7 @@ export function WebhookPage({ projectId, webhookId }: { projectId: number; webho
                 ))}
               </ul>
             </section>
+            <FormatSummary webhook={w} />
             <DeliveryPolicy webhook={w} />
             <DeliveriesTable projectId={projectId} webhookId={webhookId} version={version} />
           </>

@@ -1,5 +1,7 @@
 import { eventTypeNames } from "../../event-types.js";
+import { type DeliveryFormat, deliveryFormats } from "../../formats/types.js";
 import { fragmentMessage, httpUrlMessage, httpUrlPattern } from "../../http/schemas.js";
+import { celRules, headerListRules, headerRules, specRules } from "./spec-rules.js";
 
 // The Webhook custom resource (webhook-operator.io/v1alpha1), defined once here. The CRD in crds/ is
 // generated from this file (`npm run generate:crd`; a test fails when it is out of date), and the
@@ -15,11 +17,30 @@ export const apiVersion = `${group}/${version}`;
 /** Set on every Webhook the operator manages, so the service row is deleted before the resource. */
 export const finalizer = `${group}/finalizer`;
 
+export interface SecretKeyRef {
+  name: string;
+  key: string;
+}
+
+export interface WebhookHeader {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef: SecretKeyRef };
+}
+
 export interface WebhookSpec {
-  url: string;
+  /** Exactly one of `url` and `urlSecretRef` (a CEL rule; `validateWebhookSpec` checks it again). */
+  url?: string;
+  urlSecretRef?: SecretKeyRef;
   events: string[];
   enabled: boolean;
-  secretRef?: { name: string; key: string };
+  secretRef?: SecretKeyRef;
+  format?: DeliveryFormat;
+  cloudEventsMode?: "structured" | "binary";
+  template?: string;
+  templateContentType?: string;
+  signatureScheme?: "hmac-sha256" | "standard-webhooks";
+  headers?: WebhookHeader[];
   retryPolicy?: { maxAttempts: number };
   autoDisable?: { afterFailures: number; minDurationSeconds: number };
 }
@@ -62,16 +83,50 @@ export interface WebhookResource {
 
 const dnsSubdomain = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 
+const secretKeyRefSchema = (description: string) =>
+  ({
+    type: "object",
+    required: ["name", "key"],
+    properties: {
+      name: { type: "string", minLength: 1, maxLength: 253, pattern: dnsSubdomain },
+      key: { type: "string", minLength: 1, maxLength: 253, pattern: "^[-._a-zA-Z0-9]+$" },
+    },
+    description,
+  }) as const;
+
+/** Bounds of custom headers: a handful of credentials and routing keys, not a second body. */
+export const maxHeaders = 20;
+const headerSchema = {
+  type: "object",
+  required: ["name"],
+  properties: {
+    name: { type: "string", minLength: 1, maxLength: 256, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" },
+    value: { type: "string", maxLength: 4096, description: "The value, in the manifest." },
+    valueFrom: {
+      type: "object",
+      required: ["secretKeyRef"],
+      properties: {
+        secretKeyRef: secretKeyRefSchema("Secret in the Webhook's namespace holding the value."),
+      },
+    },
+  },
+  "x-kubernetes-validations": celRules(headerRules),
+} as const;
+
 export const specSchema = {
   type: "object",
-  required: ["url", "events"],
+  required: ["events"],
   properties: {
     url: {
       type: "string",
       maxLength: 2048,
       pattern: "^https?://[^\\s/]+",
-      description: "Receiver address: an absolute http:// or https:// URL.",
+      description:
+        "Receiver address: an absolute http:// or https:// URL. Exactly one of url and urlSecretRef.",
     },
+    urlSecretRef: secretKeyRefSchema(
+      "Secret in the Webhook's namespace holding the receiver address (a Slack or Teams webhook URL is a credential). Exactly one of url and urlSecretRef.",
+    ),
     events: {
       type: "array",
       minItems: 1,
@@ -81,14 +136,44 @@ export const specSchema = {
       description: "Subscribed event names (GET /api/webhook-event-types lists them).",
     },
     enabled: { type: "boolean", default: true, description: "Disabled webhooks get no deliveries." },
-    secretRef: {
-      type: "object",
-      required: ["name", "key"],
-      properties: {
-        name: { type: "string", minLength: 1, maxLength: 253, pattern: dnsSubdomain },
-        key: { type: "string", minLength: 1, maxLength: 253, pattern: "^[-._a-zA-Z0-9]+$" },
-      },
-      description: "Secret in the Webhook's namespace holding the signing secret.",
+    secretRef: secretKeyRefSchema("Secret in the Webhook's namespace holding the signing secret."),
+    format: {
+      type: "string",
+      enum: [...deliveryFormats],
+      description:
+        "The body's shape: envelope (the default: our JSON and X-Webhook-* headers), cloudevents, slack, msteams, discord, googlechat, or template.",
+    },
+    cloudEventsMode: {
+      type: "string",
+      enum: ["structured", "binary"],
+      description: "For format cloudevents: structured (the default) or binary (ce-* headers).",
+    },
+    template: {
+      type: "string",
+      maxLength: 65536,
+      description: "For format template (and only then): the body as a Liquid template.",
+    },
+    templateContentType: {
+      type: "string",
+      minLength: 1,
+      maxLength: 255,
+      description: "The Content-Type of the template's output (default application/json).",
+    },
+    signatureScheme: {
+      type: "string",
+      enum: ["hmac-sha256", "standard-webhooks"],
+      description:
+        "hmac-sha256 (the default, X-Webhook-Signature) or standard-webhooks (webhook-id, webhook-timestamp, webhook-signature).",
+    },
+    headers: {
+      type: "array",
+      maxItems: maxHeaders,
+      items: headerSchema,
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["name"],
+      "x-kubernetes-validations": celRules(headerListRules),
+      description:
+        "Request headers of every delivery (an Authorization, an API key), each from value or valueFrom.",
     },
     retryPolicy: {
       type: "object",
@@ -115,11 +200,15 @@ export const specSchema = {
   // a failed rule answers with its message, never with the URL (which may carry a password).
   "x-kubernetes-validations": [
     {
-      rule: "self.url.startsWith('http://') || self.url.startsWith('https://')",
+      rule: "!has(self.url) || self.url.startsWith('http://') || self.url.startsWith('https://')",
       message: "url must start with http:// or https://",
     },
-    { rule: "!self.url.contains('#')", message: fragmentMessage("url") },
-    { rule: `self.url.matches(r'${httpUrlPattern.source}')`, message: httpUrlMessage("url") },
+    { rule: "!has(self.url) || !self.url.contains('#')", message: fragmentMessage("url") },
+    {
+      rule: `!has(self.url) || self.url.matches(r'${httpUrlPattern.source}')`,
+      message: httpUrlMessage("url"),
+    },
+    ...celRules(specRules),
   ],
 } as const;
 

@@ -18,6 +18,7 @@ import {
   plural,
   version,
   type WebhookResource,
+  type WebhookSpec,
   type WebhookStatus,
 } from "../api/webhook-v1alpha1.js";
 import { listenForDisabledWebhooks } from "../disabled-webhooks.js";
@@ -26,7 +27,10 @@ import { type Controller, type ControllerManager, objectKey, queueSettings } fro
 import type { NamespaceProjects } from "../namespace-projects.js";
 import { referencedSecrets } from "../referenced-secrets.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
+import { ConfigurationProblem } from "./configuration-problem.js";
 import type { NamespaceController } from "./namespace-controller.js";
+import { type SecretGetter, secretBytes } from "./secret-values.js";
+import { fieldSecretNames, webhookFieldsFromSpec } from "./webhook-fields.js";
 import { publishStatus } from "./webhook-status.js";
 
 export interface WebhookControllerDeps {
@@ -39,6 +43,8 @@ export interface WebhookControllerDeps {
   getWebhook(namespace: string, name: string): WebhookResource | undefined;
   /** The Secret a Webhook ("namespace/name") references, read and then watched by name. */
   readSecret(webhook: string, namespace: string, name: string): Promise<V1Secret | undefined>;
+  /** The Webhook now references only these Secrets of its namespace. */
+  retainSecrets(webhook: string, namespace: string, names: string[]): void;
   /** The Webhook references no Secret (any more). */
   releaseSecret(webhook: string): void;
   namespaces: NamespaceProjects;
@@ -47,44 +53,13 @@ export interface WebhookControllerDeps {
   logger: Logger;
 }
 
-/** Ready=False for a reason the user must fix: reported, not retried (a change re-triggers it). */
-class ConfigurationProblem extends Error {
-  constructor(
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export const ownerOf = (resource: { metadata: { namespace: string; name: string } }) =>
   `${resource.metadata.namespace}/${resource.metadata.name}`;
 
-async function readSecret(deps: WebhookControllerDeps, resource: WebhookResource): Promise<string | null> {
-  const ref = resource.spec.secretRef;
-  if (!ref) {
-    deps.releaseSecret(ownerOf(resource));
-    return null;
-  }
-  const secret = await deps.readSecret(ownerOf(resource), resource.metadata.namespace, ref.name);
-  if (!secret) {
-    throw new ConfigurationProblem(
-      "SecretNotFound",
-      `Secret ${resource.metadata.namespace}/${ref.name} does not exist.`,
-    );
-  }
-  const encoded = secret.data?.[ref.key];
-  const value =
-    encoded !== undefined
-      ? signingKeyFromSecretValue(Buffer.from(encoded, "base64"))
-      : secret.stringData?.[ref.key];
-  if (value === undefined || value === "") {
-    throw new ConfigurationProblem(
-      "SecretKeyNotFound",
-      `Secret ${resource.metadata.namespace}/${ref.name} has no key '${ref.key}'.`,
-    );
-  }
-  return value;
+/** The signing key from `spec.secretRef`, or null when the resource asks for unsigned deliveries. */
+async function signingKey(spec: WebhookSpec, namespace: string, getSecret: SecretGetter) {
+  if (!spec.secretRef) return null;
+  return signingKeyFromSecretValue(await secretBytes(getSecret, namespace, spec.secretRef));
 }
 
 /**
@@ -126,26 +101,34 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
           `Namespace ${namespace} is not selected by the operator's namespace selector, so it is not a project.`,
         );
       }
-      const refused = await destinationRefusal(validated.spec.url, deps.destinationPolicy);
+      const spec = validated.spec;
+      const owner = ownerOf(resource);
+      // Secrets the spec no longer names are let go; each one read below is watched from then on,
+      // present or not yet, so its creation or change reconciles this resource again.
+      const secretNames = [...(spec.secretRef ? [spec.secretRef.name] : []), ...fieldSecretNames(spec)];
+      deps.retainSecrets(owner, namespace, secretNames);
+      const getSecret: SecretGetter = (secretName) => deps.readSecret(owner, namespace, secretName);
+      const fields = await webhookFieldsFromSpec(spec, namespace, getSecret);
+      const refused = await destinationRefusal(fields.url, deps.destinationPolicy);
       if (refused !== null) {
         throw new ConfigurationProblem(
           "DestinationRefused",
-          `spec.url is refused as a delivery destination: ${refused}; every delivery would fail.`,
+          `${spec.urlSecretRef ? "The URL in spec.urlSecretRef" : "spec.url"} is refused as a delivery destination: ${refused}; every delivery would fail.`,
         );
       }
-      const secret = await readSecret(deps, resource);
+      const secret = await signingKey(spec, namespace, getSecret);
       const project = await deps.projectFor(namespace);
       const webhook = await upsertOwnedWebhook(deps.pool, deps.secrets, {
+        ...fields,
         projectId: project.id,
-        url: validated.spec.url,
-        events: [...new Set(validated.spec.events)],
-        enabled: validated.spec.enabled,
+        events: [...new Set(spec.events)],
+        enabled: spec.enabled,
         secret,
-        owner: ownerOf(resource),
+        owner,
         generation: resource.metadata.generation,
         policies: {
-          retryMaxAttempts: validated.spec.retryPolicy?.maxAttempts ?? null,
-          autoDisable: validated.spec.autoDisable ?? null,
+          retryMaxAttempts: spec.retryPolicy?.maxAttempts ?? null,
+          autoDisable: spec.autoDisable ?? null,
         },
       });
       const last = await findLastDelivery(deps.pool, webhook.id);
@@ -174,7 +157,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
               type: "Ready",
               status: "True",
               reason: "Reconciled",
-              message: `Delivering ${validated.spec.enabled ? "" : "nothing (disabled) "}as webhook ${webhook.id} of project ${project.id}.`,
+              message: `Delivering ${spec.enabled ? "" : "nothing (disabled) "}as webhook ${webhook.id} of project ${project.id}.`,
               observedGeneration: resource.metadata.generation,
             },
       );
@@ -265,6 +248,7 @@ export function setupWebhookController(
           kube: manager.kube,
           getWebhook: (ns, name) => webhooks.informer.get(name, ns) as unknown as WebhookResource | undefined,
           readSecret: (webhook, ns, name) => secrets.read(webhook, ns, name),
+          retainSecrets: (webhook, ns, names) => secrets.retain(webhook, ns, names),
           releaseSecret: (webhook) => secrets.release(webhook),
           namespaces: deps.namespaces.selection,
           projectFor: deps.namespaces.projectFor,

@@ -1,0 +1,83 @@
+import { httpUrl } from "../../http/schemas.js";
+import type { OwnedWebhookFormat } from "../../webhooks/owned-store.js";
+import { validHeaderValue } from "../api/spec-rules.js";
+import type { WebhookSpec } from "../api/webhook-v1alpha1.js";
+import { ConfigurationProblem } from "./configuration-problem.js";
+import { type SecretGetter, secretText } from "./secret-values.js";
+
+/** What a Webhook resource asks of its service webhook: the address and the format settings. */
+export type OwnedWebhookFields = { url: string } & Required<OwnedWebhookFormat>;
+
+/**
+ * Throws for a template that does not parse, with the line in `.line` when known: the template
+ * format's own parser (formats/template.ts `parseTemplate`), handed in by the controller.
+ */
+export type TemplateCheck = (source: string) => void;
+
+/** The names of the Secrets a spec references for its address and headers (the signing one aside). */
+export function fieldSecretNames(spec: WebhookSpec): string[] {
+  const names = (spec.headers ?? []).flatMap((header) =>
+    header.valueFrom ? [header.valueFrom.secretKeyRef.name] : [],
+  );
+  if (spec.urlSecretRef) names.push(spec.urlSecretRef.name);
+  return names;
+}
+
+/**
+ * A validated spec as the service's webhook fields, each absent setting at the API's default (so one
+ * removed from the spec is reset, not kept). Values held in Secrets are read here; a URL from a Secret
+ * passes the API's URL rule like `spec.url`, and neither it nor a header's value is ever quoted.
+ */
+export async function webhookFieldsFromSpec(
+  spec: WebhookSpec,
+  namespace: string,
+  getSecret: SecretGetter,
+  checkTemplate?: TemplateCheck,
+): Promise<OwnedWebhookFields> {
+  if (spec.template !== undefined && checkTemplate) templateProblem(spec.template, checkTemplate);
+  const headers: Record<string, string> = {};
+  for (const header of spec.headers ?? []) {
+    const field = `spec.headers ${header.name}`;
+    const ref = header.valueFrom?.secretKeyRef;
+    const value = ref ? await secretText(getSecret, namespace, ref, field) : (header.value ?? "");
+    if (ref && !validHeaderValue(value)) {
+      throw new ConfigurationProblem(
+        "InvalidSecretValue",
+        `Secret ${namespace}/${ref.name} key '${ref.key}' (${field}) holds line breaks or other control characters, which a header value may not.`,
+      );
+    }
+    headers[header.name] = value;
+  }
+  return {
+    url: await specUrl(spec, namespace, getSecret),
+    format: spec.format ?? "envelope",
+    cloudevents_mode: spec.cloudEventsMode ?? "structured",
+    template: spec.template ?? null,
+    template_content_type: spec.templateContentType ?? "application/json",
+    signature_scheme: spec.signatureScheme ?? "hmac-sha256",
+    headers: Object.keys(headers).length > 0 ? headers : null,
+  };
+}
+
+async function specUrl(spec: WebhookSpec, namespace: string, getSecret: SecretGetter): Promise<string> {
+  const ref = spec.urlSecretRef;
+  // validateWebhookSpec has made sure of exactly one of url and urlSecretRef.
+  if (!ref) return spec.url as string;
+  const url = await secretText(getSecret, namespace, ref, "spec.urlSecretRef");
+  const where = `The URL in Secret ${namespace}/${ref.name} key '${ref.key}' (spec.urlSecretRef)`;
+  const problem = httpUrl(where).safeParse(url).error?.issues[0];
+  if (problem) throw new ConfigurationProblem("InvalidSecretValue", `${problem.message}.`);
+  return url;
+}
+
+/** A template that does not parse is Ready=False naming the line, as the API answers 400. */
+function templateProblem(source: string, checkTemplate: TemplateCheck) {
+  try {
+    checkTemplate(source);
+  } catch (error) {
+    const line = (error as { line?: unknown }).line;
+    const where = typeof line === "number" ? ` at line ${line}` : "";
+    const message = error instanceof Error ? error.message : String(error);
+    throw new ConfigurationProblem("InvalidTemplate", `spec.template does not parse${where}: ${message}`);
+  }
+}
