@@ -63,7 +63,8 @@ export function registerMetricsEndpoint(
       metrics.retriesWaiting.set(stats.retriesWaiting);
       return true;
     } catch {
-      // The database being down must not hide the process metrics; the gauges keep their last value.
+      // The database being down must not hide the process metrics: the gauges keep their last value,
+      // and the read is tried again after the same max age, not on every scrape.
       return false;
     }
   });
