@@ -13,7 +13,7 @@ render() {
 # webhook-operator: plain manifests rendered from charts/webhook-operator by scripts/render-manifests.sh
 # (npm run render:manifests), with charts/webhook-operator/ci/install-manifest-values.yaml. Do not edit.
 #
-# The admin API key, the bundled Postgres password and the secret encryption key are not in this file (a committed file would
+# The admin API key, the bundled Postgres password, the secret encryption key and the metrics token are not in this file (a committed file would
 # give everyone the same ones). Create them, then apply:
 #   kubectl create namespace webhook-operator
 #   kubectl -n webhook-operator create secret generic webhook-operator-api-key --from-literal=api-key="wo_$(openssl rand -hex 24)"
@@ -21,6 +21,7 @@ render() {
 #   kubectl -n webhook-operator create secret generic webhook-operator-postgres --from-literal=password="$password" \
 #     --from-literal=database-url="postgres://webhook_operator:$password@webhook-operator-postgres:5432/webhook_operator"
 #   kubectl -n webhook-operator create secret generic webhook-operator-secret-keys --from-literal=keys="$(openssl rand -base64 32)"
+#   kubectl -n webhook-operator create secret generic webhook-operator-metrics-token --from-literal=token="$(openssl rand -hex 24)"
 #   kubectl apply --server-side -f manifests/install.yaml
 HEADER
   # For the oldest Kubernetes the chart supports (Chart.yaml kubeVersion), so that the one file applies

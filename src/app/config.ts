@@ -8,6 +8,7 @@ import type { LogFormat } from "../logger.js";
 import type { KubernetesMode } from "../operator/kube-config.js";
 import type { OperatorConfig } from "../operator/manager.js";
 import type { SecretKeysConfig } from "../secrets/keys.js";
+import { metricsTokenMinLength, metricsTokenOf } from "./metrics-token.js";
 
 // Every setting the process reads, parsed once at start-up. Each service receives only the part it
 // needs. Names are the environment variables of docs/configuration.md, generated from this schema.
@@ -265,6 +266,26 @@ export const configSchema = z.object({
   KUBERNETES_TOKEN_CACHE_SIZE: wholeNumber(1, 1_000_000)
     .default(10_000)
     .describe("Reviews kept at most; the least recently used go first."),
+  // /metrics: who may read it, and how often it is rendered (docs/operating.md, "Who can read /metrics").
+  METRICS_TOKEN: z
+    .string()
+    .min(metricsTokenMinLength, `METRICS_TOKEN must be at least ${metricsTokenMinLength} characters`)
+    .optional()
+    .describe(
+      "A bearer token `/metrics` then requires (`Authorization: Bearer <token>`, compared in constant time), and with it delivery counts per webhook (a `webhook_id` label). Unset: `/metrics` answers anyone who reaches the port and its delivery counts carry no webhook ids. The chart generates one for its ServiceMonitor.",
+    ),
+  METRICS_TOKEN_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "A file holding the metrics token (a mounted Secret, as the chart does); its surrounding whitespace is ignored. Not together with `METRICS_TOKEN`.",
+    ),
+  METRICS_CACHE_MS: wholeNumber(0, 60_000)
+    .default(2_000)
+    .describe(
+      "How long one rendering of `/metrics` answers every scrape (`0`: each scrape renders anew). Scrapes that arrive while a rendering runs always share it.",
+    ),
 });
 
 export type Env = z.input<typeof configSchema>;
@@ -290,6 +311,7 @@ export interface Config {
   tokenAuth: { enabled: boolean } & TokenAuthSettings;
   /** False for `workers`: this replica serves the API only and sends just replays and test events. */
   delivery: DeliverySettings & { workers: boolean };
+  metrics: { token: string | undefined; cacheMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -314,6 +336,14 @@ function databaseUrlOf(value: string | undefined, file: string | undefined): str
     );
   }
   return url;
+}
+
+function metricsTokenSettingOf(value: string | undefined, file: string | undefined): string | undefined {
+  try {
+    return metricsTokenOf(value, file);
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);
+  }
 }
 
 /** Parses the environment; throws ConfigError naming every bad variable. Blank values count as unset. */
@@ -384,6 +414,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivateNetworks: e.DELIVERY_ALLOW_PRIVATE_NETWORKS,
       allowedDestinations: e.DELIVERY_ALLOWED_DESTINATIONS,
       allowedDestinationsOnly: e.DELIVERY_ALLOWED_DESTINATIONS_ONLY,
+    },
+    metrics: {
+      token: metricsTokenSettingOf(e.METRICS_TOKEN, e.METRICS_TOKEN_FILE),
+      cacheMs: e.METRICS_CACHE_MS,
     },
   };
 }

@@ -21,7 +21,7 @@ import type { WebhookSecrets } from "../webhooks/store.js";
 import { defaultRetryDelaysMs } from "./config.js";
 import { dashboardRoutes } from "./dashboard.js";
 import { registerHealthRoutes } from "./health.js";
-import { registerMetricsEndpoint } from "./metrics-endpoint.js";
+import { type MetricsEndpointSettings, registerMetricsEndpoint } from "./metrics-endpoint.js";
 import { registerServiceInfoRoute } from "./service-info.js";
 
 export const requestBodyLimit = "64kb";
@@ -42,6 +42,8 @@ export interface AppDependencies {
   /** Whether the controllers run against a cluster, and the retry waits (GET /api/service-info). */
   kubernetes?: boolean;
   retryDelaysMs?: number[];
+  /** METRICS_TOKEN and METRICS_CACHE_MS. */
+  metrics?: MetricsEndpointSettings;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -66,13 +68,14 @@ export function createApp({
   secrets,
   kubernetes = false,
   retryDelaysMs = defaultRetryDelaysMs,
+  metrics = {},
 }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
   app.use(requestLog(logger));
   registerHealthRoutes(app, pool);
-  registerMetricsEndpoint(app, pool);
+  registerMetricsEndpoint(app, pool, metrics);
 
   const registry = createRegistry();
   const api = Router();

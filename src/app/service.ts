@@ -170,6 +170,7 @@ export async function startService(
     secrets: box,
     kubernetes: operator !== undefined,
     retryDelaysMs: config.delivery.retryDelaysMs,
+    metrics: config.metrics,
   });
   const server = createServer(app);
   const address = await listen(server, config.http.host, config.http.port);

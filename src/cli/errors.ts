@@ -1,5 +1,6 @@
 import { type Command, CommanderError } from "commander";
 import { ApiClientError, ApiNetworkError } from "../client/errors.js";
+import { terminalSafe } from "./terminal-text.js";
 
 // Exit codes of the command-line client.
 export const exitCodes = { ok: 0, failure: 1, usage: 2 } as const;
@@ -36,6 +37,7 @@ export function reportError(error: unknown): number {
   } else {
     lines.push(`error: unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
   }
-  process.stderr.write(`${lines.join("\n")}\n`);
+  // The server's message and a delivery's error_message can carry a receiver's or tenant's text.
+  process.stderr.write(`${lines.map((line) => terminalSafe(line)).join("\n")}\n`);
   return exitCodes.failure;
 }

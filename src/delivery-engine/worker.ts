@@ -1,7 +1,7 @@
 import type { Pool } from "../db/pool.js";
 import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
-import { metrics } from "../metrics.js";
+import { countDelivery, metrics } from "../metrics.js";
 import type { HandOver } from "./emit.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
 import {
@@ -82,7 +82,7 @@ export function observeOutcome(
   outcome: DeliveryOutcome,
 ): void {
   const result = outcome.success ? "success" : "failure";
-  metrics.deliveries.inc({
+  countDelivery({
     webhook_id: String(delivery.webhook_id),
     event_type: delivery.event_type,
     outcome: result,

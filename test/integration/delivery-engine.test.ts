@@ -14,7 +14,11 @@ let projectId: number;
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  service = await startTestService({ DELIVERY_TIMEOUT_MS: "500", DELIVERY_POLL_INTERVAL_MS: "200" });
+  service = await startTestService({
+    DELIVERY_TIMEOUT_MS: "500",
+    DELIVERY_POLL_INTERVAL_MS: "200",
+    METRICS_TOKEN: "delivery-engine-metrics",
+  });
   projectId = await createProject(service, "shop", "Shop");
 });
 afterAll(async () => {
@@ -715,7 +719,9 @@ describe("metrics", () => {
     await emit(service.pool, projectId, "deployment.succeeded");
     await emit(service.pool, projectId, "deployment.succeeded");
     await waitForDeliveries(webhookId, 2);
-    const response = await fetch(`${service.baseUrl}/metrics`);
+    const response = await fetch(`${service.baseUrl}/metrics`, {
+      headers: { authorization: "Bearer delivery-engine-metrics" },
+    });
     expect(response.status).toBe(200);
     const text = await response.text();
     expect(text).toContain(

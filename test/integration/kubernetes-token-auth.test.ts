@@ -26,7 +26,13 @@ const logLines: { msg: string; reason?: string }[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  const config = loadConfig({ DATABASE_URL: database.url, API_KEY: adminKey, HOST: "127.0.0.1", PORT: "0" });
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    API_KEY: adminKey,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    METRICS_CACHE_MS: "0",
+  });
   const sink = new Writable({
     write(chunk, _encoding, done) {
       logLines.push(JSON.parse(String(chunk)));

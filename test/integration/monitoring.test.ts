@@ -18,17 +18,20 @@ const histogramSuffixes = ["_bucket", "_sum", "_count"];
 let service: TestService;
 let receiver: Receiver;
 let scrape: string;
+// As the chart's ServiceMonitor scrapes: with the metrics token, so delivery counts are per webhook.
+const metricsToken = "monitoring-metrics-token";
+const scrapeAuth = { headers: { authorization: `Bearer ${metricsToken}` } };
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  service = await startTestService({ DELIVERY_POLL_INTERVAL_MS: "200" });
+  service = await startTestService({ DELIVERY_POLL_INTERVAL_MS: "200", METRICS_TOKEN: metricsToken });
   const project = await createProject(service, "monitoring", "Monitoring");
   await createWebhook(service, project, { url: `${receiver.url}/hooks`, events: ["deployment.succeeded"] });
   await emit(service.pool, project, "deployment.succeeded");
   await receiver.waitFor(1);
   // The outcome is counted when the attempt finishes; wait until the scrape shows it.
   scrape = await eventually(async () => {
-    const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
+    const text = await (await fetch(`${service.baseUrl}/metrics`, scrapeAuth)).text();
     return /^webhook_operator_deliveries_total\{[^}]*outcome="success"[^}]*\} [1-9]/m.test(text)
       ? text
       : undefined;
@@ -132,12 +135,12 @@ describe("the webhook_id label", () => {
     const series = new RegExp(`^webhook_operator_deliveries_total\\{[^}]*webhook_id="${webhook.id}"`, "m");
     await emit(service.pool, project, "deployment.failed", {});
     await eventually(async () =>
-      series.test(await (await fetch(`${service.baseUrl}/metrics`)).text()) ? true : undefined,
+      series.test(await (await fetch(`${service.baseUrl}/metrics`, scrapeAuth)).text()) ? true : undefined,
     );
 
     const deleted = await service.api("DELETE", `/projects/${project}/webhooks/${webhook.id}`);
     expect(deleted.status).toBe(204);
-    const after = await (await fetch(`${service.baseUrl}/metrics`)).text();
+    const after = await (await fetch(`${service.baseUrl}/metrics`, scrapeAuth)).text();
     expect(after).not.toMatch(series);
     // The other webhook's series stay.
     expect(after).toMatch(/^webhook_operator_deliveries_total\{[^}]*outcome="success"[^}]*\} [1-9]/m);

@@ -99,10 +99,15 @@ export function environmentOf(
 
 /**
  * The operator's configuration from a rendered container. The database URL is a file in the pod
- * (DATABASE_URL_FILE, from a Secret): here `databaseUrl` stands in for what that file holds.
+ * (DATABASE_URL_FILE, from a Secret): here `databaseUrl` stands in for what that file holds. The
+ * metrics token's file (METRICS_TOKEN_FILE) is left out: secretFileOf checks where it comes from.
  */
 export function operatorConfigOf(container: KubeObject, databaseUrl = "postgres://u:p@db:5432/wo"): Config {
-  const { DATABASE_URL_FILE: _mountedInThePod, ...env } = environmentOf(container);
+  const {
+    DATABASE_URL_FILE: _mountedInThePod,
+    METRICS_TOKEN_FILE: _alsoMounted,
+    ...env
+  } = environmentOf(container);
   return loadConfig({ ...env, DATABASE_URL: databaseUrl });
 }
 

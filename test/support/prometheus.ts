@@ -11,8 +11,8 @@ import { repoRoot } from "./tools.js";
 
 // A real Prometheus (scripts/cluster/prometheus.sh: Debian's is built without Kubernetes discovery), run
 // with a configuration of the test's own on loopback, that finds the operator's pods through the real
-// apiserver as the Prometheus Operator does for the chart's ServiceMonitor, and evaluates the chart's
-// alert rules.
+// apiserver as the Prometheus Operator does for the chart's ServiceMonitor, scrapes them with the
+// metrics token the ServiceMonitor names, and evaluates the chart's alert rules.
 
 /** What the Prometheus Operator turns a ServiceMonitor into: EndpointSlice discovery, relabelled the same way. */
 export interface ServiceMonitor {
@@ -20,6 +20,8 @@ export interface ServiceMonitor {
   matchLabels: Record<string, string>;
   port: string;
   path: string;
+  /** The Secret key holding the bearer token the endpoint presents (authorization.credentials). */
+  credentials?: { name: string; key: string };
 }
 
 /** The ServiceMonitor the chart renders with serviceMonitor.enabled=true for this release. */
@@ -35,11 +37,16 @@ export async function chartServiceMonitor(chart: ChartRelease): Promise<ServiceM
     .split(/^---$/m)
     .map((document) => parse(document))
     .find((object) => object?.kind === "ServiceMonitor");
+  const [endpoint] = monitor.spec.endpoints;
+  const credentials = endpoint.authorization?.credentials;
+  if (endpoint.authorization && endpoint.authorization.type !== "Bearer")
+    throw new Error(`the ServiceMonitor's authorization is ${endpoint.authorization.type}, not Bearer`);
   return {
     namespaces: monitor.spec.namespaceSelector.matchNames,
     matchLabels: monitor.spec.selector.matchLabels,
-    port: monitor.spec.endpoints[0].port,
-    path: monitor.spec.endpoints[0].path,
+    port: endpoint.port,
+    path: endpoint.path,
+    ...(credentials ? { credentials: { name: credentials.name, key: credentials.key } } : {}),
   };
 }
 
@@ -90,12 +97,22 @@ export async function prometheusToken(cluster: Cluster): Promise<string> {
 
 const label = (name: string) => `__meta_kubernetes_service_label_${name.replace(/[^a-zA-Z0-9_]/g, "_")}`;
 
-function scrapeConfig(monitor: ServiceMonitor, apiserver: string, caFile: string, tokenFile: string) {
+function scrapeConfig(
+  monitor: ServiceMonitor,
+  apiserver: string,
+  caFile: string,
+  tokenFile: string,
+  scrapeCredentialsFile: string | undefined,
+) {
   return {
     job_name: "webhook-operator",
     scrape_interval: "2s",
     scrape_timeout: "2s",
     metrics_path: monitor.path,
+    // What the Prometheus Operator makes of the endpoint's authorization: the Secret's value, as Bearer.
+    ...(scrapeCredentialsFile
+      ? { authorization: { type: "Bearer", credentials_file: scrapeCredentialsFile } }
+      : {}),
     kubernetes_sd_configs: [
       {
         role: "endpointslice",
@@ -149,10 +166,28 @@ export async function startPrometheus(
   if (!server?.caFile) throw new Error(`no cluster with a CA file in ${cluster.kubeconfigPath}`);
   await writeFile(path.join(dir, "token"), token, { mode: 0o600 });
   await writeFile(path.join(dir, "rules.yaml"), stringify(rules));
+  let scrapeCredentialsFile: string | undefined;
+  if (monitor.credentials) {
+    // The Prometheus Operator reads the Secret in the ServiceMonitor's namespace; so does this.
+    const { name, key } = monitor.credentials;
+    const encoded = await cluster.kubectl([
+      "-n",
+      monitor.namespaces[0] ?? "default",
+      "get",
+      "secret",
+      name,
+      "-o",
+      `jsonpath={.data.${key.replaceAll(".", "\\.")}}`,
+    ]);
+    scrapeCredentialsFile = path.join(dir, "scrape-credentials");
+    await writeFile(scrapeCredentialsFile, Buffer.from(encoded.trim(), "base64"), { mode: 0o600 });
+  }
   const config = {
     global: { scrape_interval: "2s", evaluation_interval: "2s" },
     rule_files: [path.join(dir, "rules.yaml")],
-    scrape_configs: [scrapeConfig(monitor, server.server, server.caFile, path.join(dir, "token"))],
+    scrape_configs: [
+      scrapeConfig(monitor, server.server, server.caFile, path.join(dir, "token"), scrapeCredentialsFile),
+    ],
   };
   await writeFile(path.join(dir, "prometheus.yml"), stringify(config));
   const port = await freePort();

@@ -52,6 +52,8 @@ export async function startTestService(
     HOST: "127.0.0.1",
     PORT: "0",
     LOG_LEVEL: "silent",
+    // A scrape right after an action sees it; test/integration/metrics-endpoint.test.ts covers the reuse.
+    METRICS_CACHE_MS: "0",
     ...env,
   });
   const service = await startService(config, createLogger(config.logLevel), {

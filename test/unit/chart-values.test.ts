@@ -83,6 +83,8 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
         "postgres.auth.existingSecret": "my-pg",
         "secretEncryption.existingSecret": "my-keys",
         "secretEncryption.existingSecretKey": "aes",
+        "metrics.token.existingSecret": "my-metrics",
+        "metrics.token.existingSecretKey": "bearer",
       });
       expect(kindsOf(objects)).not.toContain("Secret");
       const pod = only(objects, "Deployment").spec.template.spec;
@@ -93,6 +95,10 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
       expect(pod.volumes.find((v: KubeObject) => v.name === "secret-keys").secret).toEqual({
         secretName: "my-keys",
         items: [{ key: "aes", path: "keys" }],
+      });
+      expect(pod.volumes.find((v: KubeObject) => v.name === "metrics-token").secret).toEqual({
+        secretName: "my-metrics",
+        items: [{ key: "bearer", path: "token" }],
       });
       expect(pod.volumes.find((v: KubeObject) => v.name === "database").secret).toEqual({
         secretName: "my-pg",

@@ -62,7 +62,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       return { objects, deployment, pod, container: pod.containers[0] as KubeObject };
     });
 
-    it("renders the operator, its RBAC, the bundled Postgres and the three generated Secrets, nothing else", () => {
+    it("renders the operator, its RBAC, the bundled Postgres and the four generated Secrets, nothing else", () => {
       const { objects } = rendered();
       expect(kindsOf(objects)).toEqual([
         "ClusterRole",
@@ -74,6 +74,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "PodDisruptionBudget",
         "Role",
         "RoleBinding",
+        "Secret",
         "Secret",
         "Secret",
         "Secret",
@@ -144,7 +145,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       const env = environmentOf(container);
       // HOST keeps its default (all interfaces); the embedded Postgres settings do not apply (the chart
       // always sets the database); the secrets come as files (DATABASE_URL_FILE, API_KEY_FILE,
-      // SECRET_ENCRYPTION_KEYS_FILE), never in the environment.
+      // SECRET_ENCRYPTION_KEYS_FILE, METRICS_TOKEN_FILE), never in the environment.
       const notSet = [
         "HOST",
         "DATA_DIR",
@@ -152,6 +153,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "DATABASE_URL",
         "API_KEY",
         "SECRET_ENCRYPTION_KEYS",
+        "METRICS_TOKEN",
       ];
       const expected = configVariables().filter((variable) => !notSet.includes(variable));
       expect(expected.length).toBeGreaterThan(20);
@@ -362,6 +364,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "PrometheusRule",
         "Role",
         "RoleBinding",
+        "Secret",
         "Service",
         "ServiceAccount",
         "ServiceMonitor",
@@ -390,9 +393,28 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       expect(monitor.apiVersion).toBe("monitoring.coreos.com/v1");
       expect(monitor.metadata.labels?.release).toBe("prometheus");
       expect(monitor.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+      const credentials = { name: "webhook-operator-metrics-token", key: "token" };
       expect(monitor.spec.endpoints).toEqual([
-        { port: "http", path: "/metrics", interval: "30s", scrapeTimeout: "10s" },
+        {
+          port: "http",
+          path: "/metrics",
+          interval: "30s",
+          scrapeTimeout: "10s",
+          authorization: { type: "Bearer", credentials },
+        },
       ]);
+    });
+
+    it("gives /metrics a generated token, as a file, that the ServiceMonitor presents", () => {
+      const { objects, deployment, container } = rendered();
+      const secret = only(objects, "Secret", "webhook-operator-metrics-token");
+      expect(Buffer.from(secret.data.token, "base64").toString()).toMatch(/^[A-Za-z0-9]{43}$/);
+      const file = environmentOf(container).METRICS_TOKEN_FILE as string;
+      expect(secretFileOf(deployment.spec.template.spec, container, file)).toEqual({
+        secretName: "webhook-operator-metrics-token",
+        key: "token",
+      });
+      expect(environmentOf(container).METRICS_CACHE_MS).toBe("2000");
     });
 
     it("ships the dashboard in a ConfigMap for Grafana's sidecar", () => {

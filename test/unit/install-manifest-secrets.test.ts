@@ -49,9 +49,10 @@ function secretsCreatedBy(commands: string): Record<string, string[]> {
 describe("the Secrets of the kubectl install", () => {
   const needed = secretsTheManifestReads();
 
-  it("are three: the API key, the Postgres password and its URL, the secret encryption key", () => {
+  it("are four: the API key, the Postgres password and its URL, the secret encryption key, the metrics token", () => {
     expect(needed).toEqual({
       "webhook-operator-api-key": ["api-key"],
+      "webhook-operator-metrics-token": ["token"],
       "webhook-operator-postgres": ["database-url", "password"],
       "webhook-operator-secret-keys": ["keys"],
     });

@@ -115,6 +115,14 @@ app.kubernetes.io/part-of: webhook-operator
 {{- if .Values.apiKey.existingSecret }}{{ .Values.apiKey.existingSecretKey }}{{ else }}api-key{{ end }}
 {{- end }}
 
+{{- define "webhook-operator.metricsTokenSecretName" -}}
+{{- default (printf "%s-metrics-token" (include "webhook-operator.fullname" .)) .Values.metrics.token.existingSecret }}
+{{- end }}
+
+{{- define "webhook-operator.metricsTokenSecretKey" -}}
+{{- if .Values.metrics.token.existingSecret }}{{ .Values.metrics.token.existingSecretKey }}{{ else }}token{{ end }}
+{{- end }}
+
 {{- define "webhook-operator.secretKeysSecretName" -}}
 {{- default (printf "%s-secret-keys" (include "webhook-operator.fullname" .)) .Values.secretEncryption.existingSecret }}
 {{- end }}

@@ -7,7 +7,8 @@ import type {
   Webhook,
 } from "../../client/api-client.js";
 import { eventTypeNames } from "../../event-types.js";
-import { cell, formatFields, formatTable } from "./output.js";
+import { terminalSafe } from "../terminal-text.js";
+import { cell, formatBlock, formatFields, formatTable } from "./output.js";
 
 // How each resource reads in a terminal. Keys are the API's field names, so the text output, --json
 // and the spec use one vocabulary.
@@ -98,18 +99,25 @@ export function deliveryDetails(delivery: Delivery): string {
     envelope = payload;
   }
   const answer = responseBody.trimEnd() === "" ? "(empty)" : responseBody.trimEnd();
+  // One line per header: a line feed inside a name or value shows as \n rather than as a forged header.
   const sent = requestHeaders
     ? Object.entries(requestHeaders)
-        .map(([name, value]) => `${name}: ${value}`)
+        .map(([name, value]) => terminalSafe(`${name}: ${value}`))
         .join("\n")
     : "(not recorded: no request was sent, or the attempt predates this version)";
-  return `${formatFields(Object.entries(fields))}\nrequest_headers:\n${sent}\n\nresponse_body:\n${answer}\n\npayload:\n${envelope}\n`;
+  return [
+    formatFields(Object.entries(fields)),
+    formatBlock("request_headers", sent),
+    formatBlock("response_body", answer),
+    formatBlock("payload", envelope),
+  ].join("\n");
 }
 
 export function recoverSummary(result: RecoverResult): string {
   const what = result.event_type === null ? "" : ` ${result.event_type}`;
   const more = result.queued === result.limit ? ` (the most one call queues; run it again for the rest)` : "";
-  return `queued ${result.queued}${what} ${result.queued === 1 ? "event" : "events"} failed between ${result.since} and ${result.until}${more}\n`;
+  const text = `queued ${result.queued}${what} ${result.queued === 1 ? "event" : "events"} failed between ${result.since} and ${result.until}${more}`;
+  return `${terminalSafe(text)}\n`;
 }
 
 export function attemptFields(result: RetryResult | TestEventResult): string {
