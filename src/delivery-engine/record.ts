@@ -24,6 +24,10 @@ export interface RecordedOutcome {
  * Returns the CTE and the placeholder of the recorded ids, which a claim in the same statement must
  * leave alone (claim.ts) and the follow-ups look their outcomes up by.
  */
+/** Whether a batch writes what shaped deliveries sent (recordedCte's variant with more columns). */
+export const recordsShaped = (outcomes: RecordedOutcome[]): boolean =>
+  outcomes.some((o) => o.outcome.shaped !== undefined);
+
 export function recordedCte(
   params: StatementParams,
   outcomes: RecordedOutcome[],
@@ -52,6 +56,20 @@ export function recordedCte(
     "int[]",
   );
   const deliveredAtMs = each(arrayLiteral(outcomes.map((o) => o.deliveredAtMs)), "float8[]");
+  // What shaped deliveries sent (delivery-shape.ts), only in a batch that has one: envelope deliveries
+  // write nothing more than before. The prepared statements' names say which variant runs (queue.ts).
+  const shaped = recordsShaped(outcomes)
+    ? `, body = ${each(
+        outcomes.map((o) => o.outcome.shaped?.body ?? null),
+        "text[]",
+      )}, body_headers = ${each(
+        outcomes.map((o) => (o.outcome.shaped ? JSON.stringify(o.outcome.shaped.bodyHeaders) : null)),
+        "jsonb[]",
+      )}, request_headers = ${each(
+        outcomes.map((o) => (o.outcome.shaped ? JSON.stringify(o.outcome.shaped.requestHeaders) : null)),
+        "jsonb[]",
+      )}`
+    : "";
   // Unfinished by the table's CHECK (state 'done' exactly when delivered_at is set), said so that the
   // rows are found by primary key, never through the partial index of unfinished rows.
   const cte = `
@@ -59,7 +77,7 @@ export function recordedCte(
     UPDATE deliveries d
        SET state = 'done', success = ${success}, request_timestamp = ${sentAt}, signature = ${signature},
            duration_ms = ${duration}, status_code = ${status}, response_body = ${body}, error_message = ${error},
-           delivered_at = to_timestamp(${deliveredAtMs} / 1000), locked_by = NULL, locked_until = NULL
+           delivered_at = to_timestamp(${deliveredAtMs} / 1000), locked_by = NULL, locked_until = NULL${shaped}
      WHERE d.id = ANY (${ids}) AND d.state <> 'done'
     RETURNING ${returning(ids)}
   )`;

@@ -2,7 +2,9 @@ import { createHmac } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { createRequire } from "node:module";
 import type { Dispatcher } from "undici";
+import { RenderError } from "../formats/types.js";
 import { deliveryHeaders } from "./delivery-headers.js";
+import { type DeliveryShape, type ShapedRequest, shapedBody, shapedHeaders } from "./delivery-shape.js";
 import { DestinationRefusedError } from "./destination-policy.js";
 import { hmacKey } from "./signing-key.js";
 
@@ -18,6 +20,8 @@ export interface OutboundDelivery {
   deliveryId: number | string;
   /** The webhook's secret as stored (sealed); opened only to sign. */
   secret: string | null;
+  /** Its format, signature scheme and custom headers when not the default (delivery-shape.ts). */
+  shape?: DeliveryShape | null;
 }
 
 export interface DeliveryOutcome {
@@ -34,9 +38,19 @@ export interface DeliveryOutcome {
   requestTimestamp: number | null;
   /** X-Webhook-Signature as sent; null when unsigned or when no request was made. */
   signature: string | null;
+  /**
+   * A shaped delivery's request as sent, kept with its record: the body (null when it is the event's
+   * envelope), its Content-Type and format headers, and every header with custom values masked.
+   */
+  shaped?: {
+    body: string | null;
+    bodyHeaders: Record<string, string>;
+    requestHeaders: Record<string, string>;
+  };
 }
 
-export type FailureKind = "http" | "timeout" | "connection" | "refused";
+/** `render`: the webhook's format could not make a body of the event; nothing was sent. */
+export type FailureKind = "http" | "timeout" | "connection" | "refused" | "render";
 
 /** `sha256=` + hex HMAC-SHA256 of `<timestamp>.<body>` (spec §5.3). */
 export function signPayload(secret: string, timestamp: string, body: string): string {
@@ -107,6 +121,48 @@ function targetOf(url: string): { origin: string; path: string } {
   return target;
 }
 
+export const notRenderedMessage = (format: string, error: Error): string =>
+  `Not sent: the ${format} body could not be rendered: ${error.message}`;
+
+/** A webhook's custom headers, opened: the sealed JSON object of delivery-shape.ts. */
+export function openCustomHeaders(shape: DeliveryShape, open: OpenSecret): Record<string, string> {
+  return shape.headers === null ? {} : (JSON.parse(open(shape.headers)) as Record<string, string>);
+}
+
+/** Headers as a record shows them: custom values replaced by asterisks, never stored or shown. */
+export function maskCustomHeaders(headers: Record<string, string>, names: string[]): Record<string, string> {
+  const masked = { ...headers };
+  for (const name of names) if (Object.hasOwn(masked, name)) masked[name] = "********";
+  return masked;
+}
+
+/** A shaped delivery's body and headers (delivery-shape.ts), signed with the opened key. */
+async function shapedRequest(
+  d: OutboundDelivery,
+  shape: DeliveryShape,
+  key: string | null,
+  timestamp: number,
+  customHeaders: Record<string, string>,
+): Promise<ShapedRequest & { signature: string | null }> {
+  const { body, bodyHeaders } = await shapedBody(shape, d.body);
+  const hmacSignature =
+    key === null || shape.signature_scheme !== "hmac-sha256"
+      ? null
+      : signPayload(key, String(timestamp), body);
+  const { headers, signature } = shapedHeaders({
+    shape,
+    bodyHeaders,
+    body,
+    eventType: d.eventType,
+    deliveryId: d.deliveryId,
+    timestamp,
+    key,
+    hmacSignature,
+    customHeaders,
+  });
+  return { body, bodyHeaders, headers, signature };
+}
+
 /** Opens a webhook's stored (sealed) secret; throws, saying why, when it cannot. */
 export type OpenSecret = (sealed: string) => string;
 
@@ -137,6 +193,8 @@ interface Exchange {
   statusCode: number;
   /** The two headers computed at send time, kept with the outcome so the record shows them as sent. */
   sent: { timestamp: number; signature: string | null } | null;
+  /** A shaped delivery's request, once built. */
+  shaped: DeliveryOutcome["shaped"];
   bodyParts: string[];
   timedOut: boolean;
   /**
@@ -167,6 +225,7 @@ function outcomeOf(
     durationMs: Math.round(performance.now() - exchange.started),
     requestTimestamp: failure === "refused" ? null : (sent?.timestamp ?? null),
     signature: failure === "refused" ? null : (sent?.signature ?? null),
+    ...(exchange.shaped === undefined ? {} : { shaped: exchange.shaped }),
   };
 }
 
@@ -194,6 +253,7 @@ export function createSender(opts: {
       started: performance.now(),
       statusCode: 0,
       sent: null,
+      shaped: undefined,
       bodyParts: [],
       timedOut: false,
       deadline: new EventEmitter(),
@@ -216,21 +276,51 @@ export function createSender(opts: {
           `Not sent: the webhook secret cannot be decrypted; ${(error as Error).message}.`,
         );
       }
-      const signature = key === null ? null : signPayload(key, String(timestamp), d.body);
-      exchange.sent = { timestamp, signature };
-      const headers = deliveryHeaders({
-        eventType: d.eventType,
-        deliveryId: d.deliveryId,
-        timestamp,
-        signature,
-      });
+      let body = d.body;
+      let headers: Record<string, string>;
+      if (d.shape) {
+        let custom: Record<string, string>;
+        try {
+          custom = openCustomHeaders(d.shape, openSecret);
+        } catch (error) {
+          // Nothing is sent: the receiver would get the request without its credentials.
+          return outcomeOf(
+            exchange,
+            "refused",
+            `Not sent: the webhook's custom headers cannot be decrypted; ${(error as Error).message}.`,
+          );
+        }
+        let request: ShapedRequest & { signature: string | null };
+        try {
+          request = await shapedRequest(d, d.shape, key, timestamp, custom);
+        } catch (error) {
+          if (!(error instanceof RenderError)) throw error;
+          return outcomeOf(exchange, "render", notRenderedMessage(d.shape.format, error));
+        }
+        ({ body, headers } = request);
+        exchange.sent = { timestamp, signature: request.signature };
+        exchange.shaped = {
+          body: d.shape.format === "envelope" && d.shape.body === null ? null : body,
+          bodyHeaders: request.bodyHeaders,
+          requestHeaders: maskCustomHeaders(headers, Object.keys(custom)),
+        };
+      } else {
+        const signature = key === null ? null : signPayload(key, String(timestamp), d.body);
+        exchange.sent = { timestamp, signature };
+        headers = deliveryHeaders({
+          eventType: d.eventType,
+          deliveryId: d.deliveryId,
+          timestamp,
+          signature,
+        });
+      }
       headers["User-Agent"] = userAgent;
 
       // The dispatcher never follows redirects, so a 3xx is answered like any other non-2xx.
       const response = await opts.dispatcher.request({
         ...targetOf(d.url),
         method: "POST",
-        body: d.body,
+        body,
         headers,
         signal: exchange.deadline,
       });

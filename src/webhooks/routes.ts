@@ -7,6 +7,7 @@ import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
+import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { toWebhookJson } from "./presenter.js";
 import {
   createWebhookBody,
@@ -26,6 +27,7 @@ import {
   webhookNotFound,
 } from "./service.js";
 import {
+  formatSettingsOf,
   insertWebhookWithinLimit,
   listWebhooks,
   listWebhooksPage,
@@ -88,6 +90,7 @@ export function registerWebhookRoutes(
       await requireProject(pool, auth, params.project_id);
       assertDestinationAllowed(body.url, destinationPolicy);
       const changes = policyChanges(body);
+      const formatSettings = resolveFormatSettings(body, defaultFormatSettings);
       const row = await insertWebhookWithinLimit(pool, secrets, perProjectLimit, {
         projectId: params.project_id,
         url: body.url,
@@ -98,6 +101,8 @@ export function registerWebhookRoutes(
           retryMaxAttempts: changes.retryMaxAttempts ?? null,
           autoDisable: changes.autoDisable ?? null,
         },
+        formatSettings,
+        headers: body.headers ?? null,
       });
       if (!row) throw webhookLimitReached(params.project_id, perProjectLimit);
       return { status: 201, body: toWebhookJson(row) };
@@ -169,11 +174,17 @@ export function registerWebhookRoutes(
       409: { description: "The webhook is managed by a Kubernetes Webhook resource" },
     },
     handler: async ({ params, body, auth }) => {
-      assertNotOwnedByResource(await requireWebhook(pool, auth, params.project_id, params.webhook_id));
+      const stored = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
+      assertNotOwnedByResource(stored);
       if (body.url !== undefined) assertDestinationAllowed(body.url, destinationPolicy);
+      const { headers, ...fields } = body;
       const row = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
-        ...body,
+        ...fields,
         ...policyChanges(body),
+        formatSettings: formatFieldsGiven(body)
+          ? resolveFormatSettings(body, formatSettingsOf(stored))
+          : undefined,
+        headers,
       });
       if (!row) throw webhookNotFound(params.project_id, params.webhook_id);
       return { status: 200, body: toWebhookJson(row) };
@@ -201,6 +212,12 @@ export function registerWebhookRoutes(
     },
   });
 }
+
+/** Whether an update names any of the format fields (otherwise the stored ones stay as they are). */
+const formatFieldsGiven = (body: object): boolean =>
+  ["format", "cloudevents_mode", "template", "template_content_type", "signature_scheme"].some(
+    (field) => (body as Record<string, unknown>)[field] !== undefined,
+  );
 
 /** The API's policy fields as the store's (undefined: not given, keep). */
 export function policyChanges(body: {

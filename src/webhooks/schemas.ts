@@ -2,6 +2,7 @@ import { eventTypeNames } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { pageNumber, pageSize } from "../http/pagination.js";
 import { httpUrl, idParam, isoTimestamp } from "../http/schemas.js";
+import { formatFields, formatReadFields } from "./format-fields.js";
 
 export const webhookParams = z.object({
   project_id: idParam("project_id"),
@@ -89,6 +90,7 @@ export const createWebhookBody = z
     secret: secret.nullable().optional(),
     retry_policy: retryPolicy.nullable().optional(),
     auto_disable: autoDisable.nullable().optional(),
+    ...formatFields,
   })
   .openapi("CreateWebhook");
 
@@ -106,6 +108,7 @@ export const updateWebhookBody = z
       .openapi({ description: "A string replaces the secret; null removes it" }),
     retry_policy: retryPolicy.nullable().optional().openapi({ description: "null turns retries off" }),
     auto_disable: autoDisable.nullable().optional().openapi({ description: "null turns it off" }),
+    ...formatFields,
   })
   .openapi("UpdateWebhook");
 
@@ -141,6 +144,7 @@ export const webhookSchema = z
         "Why the service disabled this webhook itself (auto_disable), or null. Cleared by enabling it.",
     }),
     disabled_at: isoTimestamp.nullable().openapi({ description: "When it was auto-disabled, or null" }),
+    ...formatReadFields,
   })
   .openapi("Webhook");
 
