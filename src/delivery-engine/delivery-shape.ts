@@ -36,6 +36,9 @@ export const deliveryShapeSql = (w: string, eventId: string, stored: string) => 
               'signature_scheme', ${w}.signature_scheme, 'headers', ${w}.headers, 'event_id', ${eventId},
               'body', ${stored}->>'body', 'body_headers', ${stored}->'body_headers') END`;
 
+/** What a custom header's value is shown as wherever headers are shown (previews, delivery records). */
+export const maskedHeaderValue = "********";
+
 /** A shaped request: the body sent, its Content-Type and format headers, and every header in send order. */
 export interface ShapedRequest {
   body: string;

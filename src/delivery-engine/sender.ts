@@ -4,7 +4,13 @@ import { createRequire } from "node:module";
 import type { Dispatcher } from "undici";
 import { RenderError } from "../formats/types.js";
 import { deliveryHeaders } from "./delivery-headers.js";
-import { type DeliveryShape, type ShapedRequest, shapedBody, shapedHeaders } from "./delivery-shape.js";
+import {
+  type DeliveryShape,
+  maskedHeaderValue,
+  type ShapedRequest,
+  shapedBody,
+  shapedHeaders,
+} from "./delivery-shape.js";
 import { DestinationRefusedError } from "./destination-policy.js";
 import { hmacKey } from "./signing-key.js";
 
@@ -132,7 +138,7 @@ export function openCustomHeaders(shape: DeliveryShape, open: OpenSecret): Recor
 /** Headers as a record shows them: custom values replaced by asterisks, never stored or shown. */
 export function maskCustomHeaders(headers: Record<string, string>, names: string[]): Record<string, string> {
   const masked = { ...headers };
-  for (const name of names) if (Object.hasOwn(masked, name)) masked[name] = "********";
+  for (const name of names) if (Object.hasOwn(masked, name)) masked[name] = maskedHeaderValue;
   return masked;
 }
 
@@ -236,6 +242,9 @@ function answered(exchange: Exchange): DeliveryOutcome {
     : outcomeOf(exchange, "http", httpErrorMessage(exchange.url, statusCode));
 }
 
+/** The User-Agent of every delivery (previews show it too). */
+export const defaultUserAgent = "webhook-operator";
+
 export function createSender(opts: {
   dispatcher: Dispatcher;
   timeoutMs: number;
@@ -244,7 +253,7 @@ export function createSender(opts: {
   openSecret: OpenSecret;
   userAgent?: string;
 }): (delivery: OutboundDelivery) => Promise<DeliveryOutcome> {
-  const userAgent = opts.userAgent ?? "webhook-operator";
+  const userAgent = opts.userAgent ?? defaultUserAgent;
   const openSecret = openOnce(opts.openSecret);
 
   return async function send(d) {

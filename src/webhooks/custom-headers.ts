@@ -88,14 +88,14 @@ export function customHeadersProblems(headers: Record<string, string>): string[]
   return problems;
 }
 
-/** What a header value is shown as wherever headers are shown (previews, delivery records). */
-export const maskedHeaderValue = "********";
-
-/** The stored (sealed) form of a set of headers: null for none. */
+/** The stored (sealed) form of a set of headers, in name order (the order they are sent in): null for none. */
 export function sealCustomHeaders(
   seal: (clear: string) => string,
   headers: Record<string, string> | null,
 ): string | null {
   if (headers === null || Object.keys(headers).length === 0) return null;
-  return seal(JSON.stringify(headers));
+  const sorted = Object.keys(headers)
+    .sort()
+    .map((name) => [name, headers[name]]);
+  return seal(JSON.stringify(Object.fromEntries(sorted)));
 }

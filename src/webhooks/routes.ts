@@ -9,6 +9,7 @@ import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
 import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { toWebhookJson } from "./presenter.js";
+import { registerPreviewRoutes } from "./preview-routes.js";
 import {
   createWebhookBody,
   eventTypeSchema,
@@ -45,6 +46,7 @@ export function registerWebhookRoutes(
   options: { destinationPolicy: DestinationPolicy; perProjectLimit: number; secrets: WebhookSecrets },
 ): void {
   const { destinationPolicy, perProjectLimit, secrets } = options;
+  registerPreviewRoutes(router, registry, pool, secrets);
   addRoute(router, registry, {
     method: "get",
     path: "/webhook-event-types",
