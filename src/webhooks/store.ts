@@ -303,3 +303,25 @@ export async function replaceStoredSecret(
   );
   return rowCount === 1;
 }
+
+/** The sealed custom headers of every webhook that has some (secrets/reencrypt.ts moves them to the newest key). */
+export async function listStoredHeaders(db: Queryable): Promise<{ id: number; headers: string }[]> {
+  const { rows } = await db.query<{ id: number; headers: string }>(
+    "SELECT id, headers FROM webhooks WHERE headers IS NOT NULL ORDER BY id",
+  );
+  return rows;
+}
+
+/** Replaces sealed custom headers with their newly sealed form, unless they changed since they were read. */
+export async function replaceStoredHeaders(
+  db: Queryable,
+  id: number,
+  change: { read: string; sealed: string },
+): Promise<boolean> {
+  const { rowCount } = await db.query("UPDATE webhooks SET headers = $2 WHERE id = $1 AND headers = $3", [
+    id,
+    change.sealed,
+    change.read,
+  ]);
+  return rowCount === 1;
+}

@@ -1,12 +1,16 @@
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { HTTP } from "cloudevents";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { standardWebhooksSecret } from "../../src/formats/standard-webhooks.js";
+import { reencryptSecrets } from "../../src/secrets/reencrypt.js";
+import { SecretBox } from "../../src/secrets/secret-box.js";
 import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
 import { protocolPython } from "../support/python-venv.js";
 import { eventually, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
 import { type RecipeReceiver, startRecipe } from "../support/recipe-receivers.js";
+import { testSecretKey } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // The opt-in delivery shapes of a webhook, through the real service and real receivers on loopback:
@@ -105,6 +109,28 @@ describe("the webhook fields of formats, signatures and headers", () => {
       header_names: [],
       signature_scheme: "standard-webhooks",
     });
+  });
+
+  it("moves sealed header values to a new key with the secrets (secrets reencrypt)", async () => {
+    const created = await createWebhook(service, projectId, {
+      url: `${receiver.url}/rotate`,
+      events: ["deployment.failed"],
+      headers: { Authorization: apiKeyValue },
+    });
+    const stored = async () =>
+      (await service.pool.query("SELECT headers FROM webhooks WHERE id = $1", [created.id])).rows[0].headers;
+    const before = await stored();
+    const newKey = randomBytes(32);
+    const rotated = new SecretBox([newKey, Buffer.from(testSecretKey, "base64")]);
+    expect(await reencryptSecrets(service.pool, rotated, { rotate: true })).toBeGreaterThanOrEqual(1);
+    const after = await stored();
+    expect(after).not.toBe(before);
+    expect(JSON.parse(new SecretBox([newKey]).open(after))).toEqual({ Authorization: apiKeyValue });
+    // Put back under the service's key for the tests that follow.
+    await reencryptSecrets(service.pool, new SecretBox([Buffer.from(testSecretKey, "base64"), newKey]), {
+      rotate: true,
+    });
+    await service.api("DELETE", `${webhooksPath()}/${created.id}`);
   });
 
   it("defaults every new field to today's envelope", async () => {
