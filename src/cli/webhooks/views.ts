@@ -48,9 +48,11 @@ export function webhookTable(webhooks: Webhook[]): string {
 export function webhookFields(webhook: Webhook): string {
   const { managed_by: managedBy, retry_policy: _retry, auto_disable: _auto, ...fields } = webhook;
   const owner = managedBy ? `${managedBy.kind} ${managedBy.namespace}/${managedBy.name}` : null;
-  const { disabled_reason: reason, disabled_at: at, ...spec } = fields;
+  const { disabled_reason: reason, disabled_at: at, template, ...spec } = fields;
   return formatFields([
     ...Object.entries(spec),
+    // A template is many lines: its size here, its text with --json.
+    ["template", template === null ? null : `${template.split("\n").length} line(s); see --json`],
     ["managed_by", owner],
     ["retry_policy", retryPolicyText(webhook)],
     ["auto_disable", autoDisableText(webhook)],
