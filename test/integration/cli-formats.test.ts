@@ -85,7 +85,8 @@ describe("webhooks create and update with format options", () => {
       "--webhook-id",
       String(created.id),
     ]);
-    expect(shown.stdout).toMatch(/^format: +template$/m);
+    expect(shown.stdout).toMatch(/^format: +template, text\/plain$/m);
+    expect(shown.stdout).toMatch(/^signature: +standard-webhooks$/m);
     expect(shown.stdout).toMatch(/^template: +2 line\(s\); see --json$/m);
   });
 

@@ -48,11 +48,30 @@ export function webhookTable(webhooks: Webhook[]): string {
 export function webhookFields(webhook: Webhook): string {
   const { managed_by: managedBy, retry_policy: _retry, auto_disable: _auto, ...fields } = webhook;
   const owner = managedBy ? `${managedBy.kind} ${managedBy.namespace}/${managedBy.name}` : null;
-  const { disabled_reason: reason, disabled_at: at, template, ...spec } = fields;
+  const { disabled_reason: reason, disabled_at: at, ...spec } = fields;
+  const {
+    format,
+    cloudevents_mode: mode,
+    template,
+    template_content_type: contentType,
+    signature_scheme: signature,
+    header_names: headers,
+    ...rest
+  } = spec;
+  const formatText =
+    format === "cloudevents"
+      ? `cloudevents, ${mode} mode`
+      : format === "template"
+        ? `template, ${contentType}`
+        : format;
   return formatFields([
-    ...Object.entries(spec),
+    ...Object.entries(rest),
+    // Folded into short labels so the key column keeps its width; --json has each field.
+    ["format", formatText],
     // A template is many lines: its size here, its text with --json.
     ["template", template === null ? null : `${template.split("\n").length} line(s); see --json`],
+    ["signature", signature],
+    ["headers", headers.length === 0 ? null : headers],
     ["managed_by", owner],
     ["retry_policy", retryPolicyText(webhook)],
     ["auto_disable", autoDisableText(webhook)],
