@@ -4,7 +4,7 @@ import { renderGoogleChat } from "./googlechat.js";
 import { renderMsTeams } from "./msteams.js";
 import { renderSlack } from "./slack.js";
 import { renderTemplate } from "./template.js";
-import type { DeliveryFormat, FormatInput, RenderedBody } from "./types.js";
+import { type DeliveryFormat, type FormatInput, RenderError, type RenderedBody } from "./types.js";
 
 /**
  * The body a webhook's format makes of a recorded event, with its Content-Type and the format's own
@@ -31,5 +31,8 @@ export async function renderBody(
       return renderGoogleChat(input);
     case "template":
       return renderTemplate(input);
+    default:
+      // A row written by a newer version that knows more formats: recorded as not sent, never guessed.
+      throw new RenderError(`unknown format ${JSON.stringify(String(format).slice(0, 40))}`);
   }
 }

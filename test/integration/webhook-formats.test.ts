@@ -328,6 +328,23 @@ describe("custom headers, replays and previews", () => {
     expect(records.text).not.toContain("sk-live");
   });
 
+  it("a body that cannot be rendered is recorded as a failed delivery and nothing is sent", async () => {
+    const webhook = await createWebhook(service, projectId, {
+      url: `${receiver.url}/unrenderable`,
+      events: ["deployment.succeeded"],
+      format: "cloudevents",
+    });
+    // A format this version does not know (a row written by a newer one) cannot render.
+    await service.pool.query("UPDATE webhooks SET format = 'future-format' WHERE id = $1", [webhook.id]);
+    await emit(service.pool, projectId, "deployment.succeeded", { ...payload, project_id: projectId });
+    const record = await newestRecord(webhook.id);
+    expect(record).toMatchObject({ success: false, status_code: 0, request_headers: null });
+    expect(record.error_message).toBe(
+      'Not sent: the future-format body could not be rendered: unknown format "future-format"',
+    );
+    expect(receiver.requests.filter((r) => r.path === "/unrenderable")).toHaveLength(0);
+  });
+
   it("a replay sends the same bytes with the same ids", async () => {
     const route = "/replay";
     const webhook = await createWebhook(service, projectId, {
