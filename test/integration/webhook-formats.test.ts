@@ -1,5 +1,9 @@
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { HTTP } from "cloudevents";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +16,7 @@ import { eventually, type ReceivedRequest, type Receiver, startReceiver } from "
 import { type RecipeReceiver, startRecipe } from "../support/recipe-receivers.js";
 import { testSecretKey } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { locateCommand, repoRoot } from "../support/tools.js";
 
 // The opt-in delivery shapes of a webhook, through the real service and real receivers on loopback:
 // the fields as the API takes and shows them, CloudEvents read by the official SDKs (npm and Python),
@@ -32,6 +37,25 @@ let service: TestService;
 let receiver: Receiver;
 let projectId: number;
 let python: RecipeReceiver | undefined;
+let goReceiver: RecipeReceiver | undefined;
+let goBuild: string | undefined;
+
+/** The Go receiver of test/support/go/standard-webhooks (the official Go library), built into a temp dir. */
+async function startGoReceiver(): Promise<RecipeReceiver | undefined> {
+  if (
+    locateCommand("go", ["version"], "https://go.dev/doc/install, or Debian's golang package").path ===
+    undefined
+  ) {
+    return undefined;
+  }
+  goBuild = await mkdtemp(path.join(tmpdir(), "standard-webhooks-go-"));
+  const binary = path.join(goBuild, "receiver");
+  await promisify(execFile)("go", ["build", "-o", binary, "."], {
+    cwd: path.join(repoRoot, "test", "support", "go", "standard-webhooks"),
+    timeout: 300_000,
+  });
+  return startRecipe(binary, [], standardWebhooksSecret(secret));
+}
 
 beforeAll(async () => {
   [service, receiver] = await Promise.all([startTestService(), startReceiver()]);
@@ -41,9 +65,12 @@ beforeAll(async () => {
     const script = path.join("test", "support", "python", "protocol_receiver.py");
     python = await startRecipe(interpreter, [script], standardWebhooksSecret(secret));
   }
-}, 300_000);
+  goReceiver = await startGoReceiver();
+}, 600_000);
 afterAll(async () => {
   await python?.stop();
+  await goReceiver?.stop();
+  if (goBuild) await rm(goBuild, { recursive: true, force: true });
   await Promise.all([service?.close(), receiver?.close()]);
 });
 
@@ -305,6 +332,27 @@ describe("Standard Webhooks signatures", () => {
       expect(record.response_body).not.toContain("error");
       expect(record.status_code).toBe(200);
       expect(JSON.parse(record.response_body).verified).toEqual(JSON.parse(record.payload));
+      await service.api("DELETE", `${webhooksPath()}/${webhook.id}`);
+    }
+  });
+
+  it("verifies with the Go library in a real receiver, and refuses a delivery signed with another secret", async (context) => {
+    if (!goReceiver) context.skip();
+    for (const [webhookSecret, status] of [
+      [secret, 200],
+      ["another-secret", 400],
+    ] as const) {
+      const webhook = await createWebhook(service, projectId, {
+        url: `${goReceiver?.url}/standard-webhooks`,
+        events: ["deployment.succeeded"],
+        secret: webhookSecret,
+        format: "cloudevents",
+        signature_scheme: "standard-webhooks",
+      });
+      await emit(service.pool, projectId, "deployment.succeeded", { ...payload, project_id: projectId });
+      const record = await newestRecord(webhook.id);
+      expect(record.status_code, record.response_body).toBe(status);
+      if (status === 200) expect(JSON.parse(record.response_body)).toEqual({ verified: true });
       await service.api("DELETE", `${webhooksPath()}/${webhook.id}`);
     }
   });
