@@ -78,7 +78,10 @@ export function registerWebhookRoutes(
       "`url` and `events` are required; `enabled` defaults to true; without `secret` (or with null) " +
       "deliveries are unsigned. The secret is write-only: responses only say `has_secret`. Duplicate event " +
       "names are removed. A `url` whose host is an IP address the destination policy refuses answers 403; " +
-      "a host name is checked when a delivery connects.",
+      "a host name is checked when a delivery connects. `format`, `cloudevents_mode`, `template`, " +
+      "`template_content_type`, `signature_scheme` and `headers` choose what deliveries look like " +
+      "(docs/formats.md); left out, deliveries are today's envelope signed with X-Webhook-Signature. " +
+      "`headers` are write-only: responses list only `header_names`.",
     params: projectParams,
     body: createWebhookBody,
     responses: {
@@ -166,8 +169,9 @@ export function registerWebhookRoutes(
     description:
       'Omitted fields keep their values; a `secret` replaces the stored one and `"secret": null` removes ' +
       "it; `{}` is accepted. `updated_at` always moves later. Enabling a webhook clears `disabled_reason` " +
-      "and `disabled_at`. A webhook declared by a Kubernetes Webhook resource answers 409: change the " +
-      "resource instead.",
+      "and `disabled_at`. `headers` replaces every custom header (null or {} removes them); a format other " +
+      "than template drops the stored template. A webhook declared by a Kubernetes Webhook resource " +
+      "answers 409: change the resource instead.",
     params: webhookParams,
     body: updateWebhookBody,
     responses: {

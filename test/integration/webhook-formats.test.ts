@@ -7,6 +7,8 @@ import { promisify } from "node:util";
 import { HTTP } from "cloudevents";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.js";
+import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { standardWebhooksSecret } from "../../src/formats/standard-webhooks.js";
 import { reencryptSecrets } from "../../src/secrets/reencrypt.js";
 import { SecretBox } from "../../src/secrets/secret-box.js";
@@ -269,6 +271,35 @@ describe("CloudEvents deliveries", () => {
     },
   );
 
+  it("a delivery handed over at emit (not claimed) is shaped the same way", async () => {
+    const route = "/ce-handed";
+    const webhook = await createWebhook(service, projectId, {
+      url: `${receiver.url}${route}`,
+      events: ["deployment.succeeded"],
+      format: "cloudevents",
+      cloudevents_mode: "binary",
+      signature_scheme: "standard-webhooks",
+      secret,
+    });
+    const handOver = service.engine.handOverLease();
+    const { handedOver } = await withTransaction(service.pool, (client) =>
+      emitEvents(
+        client,
+        [{ eventType: "deployment.succeeded", projectId, payload: { ...payload, project_id: projectId } }],
+        handOver,
+      ),
+    );
+    expect(handedOver.map((delivery) => delivery.webhook_id)).toContain(webhook.id);
+    service.engine.handOver(handedOver);
+    const request = await eventually(async () => receiver.requests.find((r) => r.path === route));
+    const record = await newestRecord(webhook.id);
+    expect(request.headers["ce-id"]).toBe(record.event_id);
+    expect(request.headers["webhook-id"]).toBe(record.event_id);
+    expect(JSON.parse(request.body)).toEqual({ ...payload, project_id: projectId });
+    const headers = request.headers as Record<string, string>;
+    expect(new StandardWebhook(standardWebhooksSecret(secret)).verify(request.body, headers)).toBeTruthy();
+  });
+
   it("binary and structured events are read by the Python SDK (from_http_event) in a real receiver", async (context) => {
     if (!python) context.skip();
     for (const mode of ["structured", "binary"]) {
@@ -471,6 +502,24 @@ describe("custom headers, replays and previews", () => {
     // The example events differ only in their times (and ids, in the headers).
     const withoutTimes = (text: string) => ({ ...JSON.parse(text), started_at: null, finished_at: null });
     expect(withoutTimes(preview.body.body)).toEqual(withoutTimes(request.body));
+  });
+
+  it("a preview of a format that cannot render answers 200 with the error and no body", async () => {
+    const webhook = await createWebhook(service, projectId, {
+      url: `${receiver.url}/preview-error`,
+      events: ["deployment.succeeded"],
+      format: "cloudevents",
+    });
+    await service.pool.query("UPDATE webhooks SET format = 'future-format' WHERE id = $1", [webhook.id]);
+    const preview = await service.api("POST", `${webhooksPath()}/${webhook.id}/preview`, { body: {} });
+    expect(preview.status).toBe(200);
+    expect(preview.body).toEqual({
+      event_type: "deployment.succeeded",
+      content_type: null,
+      headers: {},
+      body: null,
+      error: 'unknown format "future-format"',
+    });
   });
 
   it("previews a draft without saving it, signed with the draft's secret", async () => {
