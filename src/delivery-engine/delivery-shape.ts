@@ -39,14 +39,6 @@ export const deliveryShapeSql = (w: string, eventId: string, stored: string) => 
 /** What a custom header's value is shown as wherever headers are shown (previews, delivery records). */
 export const maskedHeaderValue = "********";
 
-/** A shaped request: the body sent, its Content-Type and format headers, and every header in send order. */
-export interface ShapedRequest {
-  body: string;
-  /** Content-Type and the format's own headers (a replay sends them again with the body). */
-  bodyHeaders: Record<string, string>;
-  headers: Record<string, string>;
-}
-
 /**
  * The body a shaped delivery sends: the one it kept (replays), the envelope's text itself, or the
  * format's rendering of the envelope. Throws RenderError when the format cannot render it.

@@ -2,16 +2,10 @@ import { createHmac } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { createRequire } from "node:module";
 import type { Dispatcher } from "undici";
-import { RenderError } from "../formats/types.js";
 import { deliveryHeaders } from "./delivery-headers.js";
-import {
-  type DeliveryShape,
-  maskedHeaderValue,
-  type ShapedRequest,
-  shapedBody,
-  shapedHeaders,
-} from "./delivery-shape.js";
+import type { DeliveryShape } from "./delivery-shape.js";
 import { DestinationRefusedError } from "./destination-policy.js";
+import { prepareShapedSend, type SentShape } from "./shaped-send.js";
 import { hmacKey } from "./signing-key.js";
 
 // Required, not imported: importing "node:http" as an ES module reads every export of http, and its lazy
@@ -44,15 +38,8 @@ export interface DeliveryOutcome {
   requestTimestamp: number | null;
   /** X-Webhook-Signature as sent; null when unsigned or when no request was made. */
   signature: string | null;
-  /**
-   * A shaped delivery's request as sent, kept with its record: the body (null when it is the event's
-   * envelope), its Content-Type and format headers, and every header with custom values masked.
-   */
-  shaped?: {
-    body: string | null;
-    bodyHeaders: Record<string, string>;
-    requestHeaders: Record<string, string>;
-  };
+  /** A shaped delivery's request as sent, kept with its record (shaped-send.ts). */
+  shaped?: SentShape;
 }
 
 /** `render`: the webhook's format could not make a body of the event; nothing was sent. */
@@ -125,48 +112,6 @@ function targetOf(url: string): { origin: string; path: string } {
     targets.set(url, target);
   }
   return target;
-}
-
-export const notRenderedMessage = (format: string, error: Error): string =>
-  `Not sent: the ${format} body could not be rendered: ${error.message}`;
-
-/** A webhook's custom headers, opened: the sealed JSON object of delivery-shape.ts. */
-export function openCustomHeaders(shape: DeliveryShape, open: OpenSecret): Record<string, string> {
-  return shape.headers === null ? {} : (JSON.parse(open(shape.headers)) as Record<string, string>);
-}
-
-/** Headers as a record shows them: custom values replaced by asterisks, never stored or shown. */
-export function maskCustomHeaders(headers: Record<string, string>, names: string[]): Record<string, string> {
-  const masked = { ...headers };
-  for (const name of names) if (Object.hasOwn(masked, name)) masked[name] = maskedHeaderValue;
-  return masked;
-}
-
-/** A shaped delivery's body and headers (delivery-shape.ts), signed with the opened key. */
-async function shapedRequest(
-  d: OutboundDelivery,
-  shape: DeliveryShape,
-  key: string | null,
-  timestamp: number,
-  customHeaders: Record<string, string>,
-): Promise<ShapedRequest & { signature: string | null }> {
-  const { body, bodyHeaders } = await shapedBody(shape, d.body);
-  const hmacSignature =
-    key === null || shape.signature_scheme !== "hmac-sha256"
-      ? null
-      : signPayload(key, String(timestamp), body);
-  const { headers, signature } = shapedHeaders({
-    shape,
-    bodyHeaders,
-    body,
-    eventType: d.eventType,
-    deliveryId: d.deliveryId,
-    timestamp,
-    key,
-    hmacSignature,
-    customHeaders,
-  });
-  return { body, bodyHeaders, headers, signature };
 }
 
 /** Opens a webhook's stored (sealed) secret; throws, saying why, when it cannot. */
@@ -288,31 +233,20 @@ export function createSender(opts: {
       let body = d.body;
       let headers: Record<string, string>;
       if (d.shape) {
-        let custom: Record<string, string>;
-        try {
-          custom = openCustomHeaders(d.shape, openSecret);
-        } catch (error) {
-          // Nothing is sent: the receiver would get the request without its credentials.
-          return outcomeOf(
-            exchange,
-            "refused",
-            `Not sent: the webhook's custom headers cannot be decrypted; ${(error as Error).message}.`,
-          );
-        }
-        let request: ShapedRequest & { signature: string | null };
-        try {
-          request = await shapedRequest(d, d.shape, key, timestamp, custom);
-        } catch (error) {
-          if (!(error instanceof RenderError)) throw error;
-          return outcomeOf(exchange, "render", notRenderedMessage(d.shape.format, error));
-        }
-        ({ body, headers } = request);
-        exchange.sent = { timestamp, signature: request.signature };
-        exchange.shaped = {
-          body: d.shape.format === "envelope" && d.shape.body === null ? null : body,
-          bodyHeaders: request.bodyHeaders,
-          requestHeaders: maskCustomHeaders(headers, Object.keys(custom)),
-        };
+        const prepared = await prepareShapedSend({
+          shape: d.shape,
+          envelopeText: d.body,
+          eventType: d.eventType,
+          deliveryId: d.deliveryId,
+          timestamp,
+          key,
+          openSecret,
+          sign: signPayload,
+        });
+        if (!prepared.ok) return outcomeOf(exchange, prepared.failure, prepared.message);
+        ({ body, headers } = prepared);
+        exchange.sent = { timestamp, signature: prepared.signature };
+        exchange.shaped = prepared.sent;
       } else {
         const signature = key === null ? null : signPayload(key, String(timestamp), d.body);
         exchange.sent = { timestamp, signature };
