@@ -13,8 +13,11 @@ export type SignatureScheme = (typeof signatureSchemes)[number];
 export const cloudEventsModes = ["structured", "binary"] as const;
 export type CloudEventsMode = (typeof cloudEventsModes)[number];
 export const defaultTemplateContentType = "application/json";
-/** An outer bound on a template's text; the template module holds the real size and nesting bounds. */
-const maxTemplateLength = 100_000;
+/**
+ * An outer bound on a template's text (the API's 64 kB request limit comes first); the template module
+ * holds the real size and nesting bounds.
+ */
+const maxTemplateLength = 65_536;
 
 const format = z
   .enum(deliveryFormats, { error: `format must be one of: ${deliveryFormats.join(", ")}` })
