@@ -13,6 +13,10 @@ export interface RecordedOutcome {
   countedByPolicy?: boolean;
 }
 
+/** Whether a batch writes what shaped deliveries sent (recordedCte's variant with more columns). */
+export const recordsShaped = (outcomes: RecordedOutcome[]): boolean =>
+  outcomes.some((o) => o.outcome.shaped !== undefined);
+
 /**
  * The `recorded` CTE: writes finished outcomes. An outcome is written whoever holds the row's lease now,
  * unless the row already has one. An attempt that finished is a fact: when a lease ran out (a database
@@ -24,10 +28,6 @@ export interface RecordedOutcome {
  * Returns the CTE and the placeholder of the recorded ids, which a claim in the same statement must
  * leave alone (claim.ts) and the follow-ups look their outcomes up by.
  */
-/** Whether a batch writes what shaped deliveries sent (recordedCte's variant with more columns). */
-export const recordsShaped = (outcomes: RecordedOutcome[]): boolean =>
-  outcomes.some((o) => o.outcome.shaped !== undefined);
-
 export function recordedCte(
   params: StatementParams,
   outcomes: RecordedOutcome[],
@@ -58,14 +58,15 @@ export function recordedCte(
   const deliveredAtMs = each(arrayLiteral(outcomes.map((o) => o.deliveredAtMs)), "float8[]");
   // What shaped deliveries sent (delivery-shape.ts), only in a batch that has one: envelope deliveries
   // write nothing more than before. The prepared statements' names say which variant runs (queue.ts).
+  // A row's kept body (a replay's) stays when its attempt sent nothing.
   const shaped = recordsShaped(outcomes)
-    ? `, body = ${each(
+    ? `, body = COALESCE(${each(
         outcomes.map((o) => o.outcome.shaped?.body ?? null),
         "text[]",
-      )}, body_headers = ${each(
+      )}, d.body), body_headers = COALESCE(${each(
         outcomes.map((o) => (o.outcome.shaped ? JSON.stringify(o.outcome.shaped.bodyHeaders) : null)),
         "jsonb[]",
-      )}, request_headers = ${each(
+      )}, d.body_headers), request_headers = ${each(
         outcomes.map((o) => (o.outcome.shaped ? JSON.stringify(o.outcome.shaped.requestHeaders) : null)),
         "jsonb[]",
       )}`

@@ -1,8 +1,13 @@
-import { ValidationError } from "../errors.js";
+import { ConflictError, ValidationError } from "../errors.js";
 import { parseTemplate, TemplateSyntaxError } from "../formats/template.js";
 import { type DeliveryFormat, deliveryFormats } from "../formats/types.js";
 import { z } from "../http/openapi.js";
-import { customHeadersProblems, maxCustomHeaders } from "./custom-headers.js";
+import {
+  customHeadersProblems,
+  maxCustomHeaders,
+  maxHeaderNameLength,
+  maxHeaderValueLength,
+} from "./custom-headers.js";
 
 // The webhook fields that choose what a delivery looks like (docs/formats.md): all optional, each
 // defaulting to today's envelope and X-Webhook-Signature. Checks that need more than one field, or the
@@ -17,7 +22,7 @@ export const defaultTemplateContentType = "application/json";
  * An outer bound on a template's text (the API's 64 kB request limit comes first); the template module
  * holds the real size and nesting bounds.
  */
-const maxTemplateLength = 65_536;
+const maxTemplateLength = 32_768;
 
 const format = z
   .enum(deliveryFormats, { error: `format must be one of: ${deliveryFormats.join(", ")}` })
@@ -43,6 +48,28 @@ const templateContentType = z
 const signatureScheme = z
   .enum(signatureSchemes, { error: 'signature_scheme must be "hmac-sha256" or "standard-webhooks"' })
   .openapi({ description: "hmac-sha256 (X-Webhook-Signature, the default) or standard-webhooks" });
+// Passed as a value: propertyNames (OpenAPI 3.1) is not in the metadata type the library declares.
+const headersDocument = {
+  writeOnly: true,
+  description:
+    `Custom request headers {"Name": "value"}, at most ${maxCustomHeaders}; write-only (read back as ` +
+    "header_names), stored encrypted. null or {} removes them. Refused: Host, Content-Length, " +
+    "Transfer-Encoding, Content-Type, Content-Encoding, User-Agent, Expect, hop-by-hop headers, and names " +
+    "starting with X-Webhook-, webhook- or ce-; names are unique ignoring case.",
+  example: { Authorization: "Bearer <token>" },
+  // What the checks accept, published so the document describes it (the reserved names aside).
+  maxProperties: maxCustomHeaders,
+  propertyNames: {
+    type: "string" as const,
+    pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+    maxLength: maxHeaderNameLength,
+  },
+  additionalProperties: {
+    type: "string" as const,
+    pattern: "^[\\t\\x20-\\x7e]*$",
+    maxLength: maxHeaderValueLength,
+  },
+};
 const headers = z
   .record(z.string(), z.string({ error: "each header value must be a string" }), {
     error: "headers must be an object of header names and string values, or null",
@@ -50,13 +77,7 @@ const headers = z
   .superRefine((value, ctx) => {
     for (const message of customHeadersProblems(value)) ctx.addIssue({ code: "custom", message });
   })
-  .openapi({
-    writeOnly: true,
-    description:
-      `Custom request headers {"Name": "value"}, at most ${maxCustomHeaders}; write-only (read back as ` +
-      "header_names), stored encrypted. null or {} removes them.",
-    example: { Authorization: "Bearer <token>" },
-  });
+  .openapi(headersDocument);
 
 /** The fields as create and update accept them (all optional; update keeps what is omitted). */
 export const formatFields = {
@@ -66,6 +87,38 @@ export const formatFields = {
   template_content_type: templateContentType.nullable().optional(),
   signature_scheme: signatureScheme.optional(),
   headers: headers.nullable().optional(),
+};
+
+/**
+ * The template rule within one request, in JSON Schema for the OpenAPI document: a template goes with
+ * the template format. `create`: format template has a template, other formats none. `update`: a
+ * format and a template given together agree (a template alone is checked against the stored format).
+ */
+const isTemplate = { const: "template" };
+export const templateRule = {
+  create: {
+    anyOf: [
+      {
+        required: ["format", "template"],
+        properties: { format: isTemplate, template: { type: "string" as const } },
+      },
+      { properties: { format: { not: isTemplate }, template: { type: "null" as const } } },
+    ],
+  },
+  update: {
+    not: {
+      anyOf: [
+        {
+          required: ["format", "template"],
+          properties: { format: { not: isTemplate }, template: { type: "string" as const } },
+        },
+        {
+          required: ["format", "template"],
+          properties: { format: isTemplate, template: { type: "null" as const } },
+        },
+      ],
+    },
+  },
 };
 
 /** The fields as a webhook is read. */
@@ -107,21 +160,37 @@ type FormatBody = {
 const invalid = (path: string, message: string) =>
   new ValidationError(`Invalid request: ${path}: ${message}`, [{ path, message }]);
 
+/** A request that is fine by itself but does not fit the stored webhook: 409. */
+const conflicting = (message: string) => new ConflictError(`${message}.`);
+
 /**
  * The settings a create (over the defaults) or an update (over the stored ones) leads to, checked as a
  * whole: a template exactly for the template format, and one that parses. Switching away from the
- * template format drops the stored template unless the request names it.
+ * template format drops the stored template unless the request names it. In an update, a request that
+ * is fine by itself but does not fit the stored webhook (a template for a webhook of another format, the
+ * template format for one without a template) is a conflict (409), not bad input.
  */
-export function resolveFormatSettings(body: FormatBody, stored: FormatSettings): FormatSettings {
+export function resolveFormatSettings(
+  body: FormatBody,
+  stored: FormatSettings,
+  options: { updating: boolean } = { updating: false },
+): FormatSettings {
   const format = body.format ?? stored.format;
   let template = body.template !== undefined ? body.template : stored.template;
   if (format !== "template") {
     if (body.template !== undefined && body.template !== null) {
-      throw invalid("template", `a template is only used with format "template" (format is "${format}")`);
+      const message = `a template is only used with format "template" (format is "${format}")`;
+      if (options.updating && body.format === undefined)
+        throw conflicting(`The webhook's format is "${format}": ${message}`);
+      throw invalid("template", message);
     }
     template = null;
   } else if (template === null) {
-    throw invalid("template", 'format "template" needs a template');
+    const message = 'format "template" needs a template';
+    if (options.updating && (body.format === undefined || body.template === undefined)) {
+      throw conflicting(`The webhook has no template to keep: ${message}`);
+    }
+    throw invalid("template", message);
   } else {
     try {
       parseTemplate(template);

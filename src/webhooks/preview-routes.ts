@@ -6,7 +6,7 @@ import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
-import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
+import { defaultFormatSettings, resolveFormatSettings, templateRule } from "./format-fields.js";
 import { type PreviewResult, previewDelivery } from "./preview.js";
 import { createWebhookBody, webhookParams } from "./schemas.js";
 import { requireProjectWebhook } from "./service.js";
@@ -27,7 +27,7 @@ const previewBody = z.strictObject({ event_type: eventType }).openapi("PreviewRe
 const draftPreviewBody = createWebhookBody
   .partial()
   .extend({ event_type: eventType })
-  .openapi("DraftPreviewRequest");
+  .openapi("DraftPreviewRequest", templateRule.create);
 
 const previewSchema = z
   .object({

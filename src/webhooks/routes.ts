@@ -188,7 +188,7 @@ export function registerWebhookRoutes(
         ...fields,
         ...policyChanges(body),
         formatSettings: formatFieldsGiven(body)
-          ? resolveFormatSettings(body, formatSettingsOf(stored))
+          ? resolveFormatSettings(body, formatSettingsOf(stored), { updating: true })
           : undefined,
         headers,
       });

@@ -2,7 +2,7 @@ import { eventTypeNames } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { pageNumber, pageSize } from "../http/pagination.js";
 import { httpUrl, idParam, isoTimestamp } from "../http/schemas.js";
-import { formatFields, formatReadFields } from "./format-fields.js";
+import { formatFields, formatReadFields, templateRule } from "./format-fields.js";
 
 export const webhookParams = z.object({
   project_id: idParam("project_id"),
@@ -92,7 +92,7 @@ export const createWebhookBody = z
     auto_disable: autoDisable.nullable().optional(),
     ...formatFields,
   })
-  .openapi("CreateWebhook");
+  .openapi("CreateWebhook", templateRule.create);
 
 export const updateWebhookBody = z
   .strictObject({
@@ -110,7 +110,7 @@ export const updateWebhookBody = z
     auto_disable: autoDisable.nullable().optional().openapi({ description: "null turns it off" }),
     ...formatFields,
   })
-  .openapi("UpdateWebhook");
+  .openapi("UpdateWebhook", templateRule.update);
 
 export const listWebhooksQuery = z.object({
   page: pageNumber

@@ -162,6 +162,20 @@ describe("the webhook fields of formats, signatures and headers", () => {
     await service.api("DELETE", `${webhooksPath()}/${created.id}`);
   });
 
+  it("answers 409 to an update whose template does not fit the stored format", async () => {
+    const webhook = await createWebhook(service, projectId, {
+      url: `${receiver.url}/c`,
+      events: ["deployment.failed"],
+      format: "slack",
+    });
+    const answer = await service.api("PUT", `${webhooksPath()}/${webhook.id}`, {
+      body: { template: "{{ x }}" },
+    });
+    expect(answer.status).toBe(409);
+    expect(answer.body.error.message).toMatch(/format is "slack"/);
+    expect((await service.api("GET", `${webhooksPath()}/${webhook.id}`)).body).toEqual(webhook);
+  });
+
   it("defaults every new field to today's envelope", async () => {
     const created = await createWebhook(service, projectId, {
       url: `${receiver.url}/d`,
@@ -177,14 +191,16 @@ describe("the webhook fields of formats, signatures and headers", () => {
     });
   });
 
-  const refused: [string, Record<string, unknown>, RegExp][] = [
+  // [what, fields, message, status of the update when not 400]: an update that asks for the template
+  // format without a template conflicts with the stored webhook (it has none to keep): 409.
+  const refused: [string, Record<string, unknown>, RegExp, number?][] = [
     ["an unknown format", { format: "xml" }, /format must be one of/],
     [
       "a template for another format",
       { format: "slack", template: "{{ x }}" },
       /only used with format "template"/,
     ],
-    ["the template format without a template", { format: "template" }, /needs a template/],
+    ["the template format without a template", { format: "template" }, /needs a template/, 409],
     ["an unknown signature scheme", { signature_scheme: "md5" }, /signature_scheme must be/],
     ["an unknown CloudEvents mode", { cloudevents_mode: "batch" }, /cloudevents_mode must be/],
     ["a bad content type", { template_content_type: "json" }, /template_content_type must be a media type/],
@@ -214,19 +230,19 @@ describe("the webhook fields of formats, signatures and headers", () => {
 
   it.each(refused)(
     "refuses %s with a 400 that changes nothing and quotes no value",
-    async (_name, fields, message) => {
+    async (_name, fields, message, updateStatus) => {
       const webhook = await createWebhook(service, projectId, {
         url: `${receiver.url}/r`,
         events: ["deployment.failed"],
       });
       const before = await service.api("GET", `${webhooksPath()}/${webhook.id}`);
       const listBefore = await service.api("GET", webhooksPath());
-      for (const [method, path, body] of [
-        ["POST", webhooksPath(), { url: `${receiver.url}/r`, events: ["deployment.failed"], ...fields }],
-        ["PUT", `${webhooksPath()}/${webhook.id}`, fields],
+      for (const [method, path, body, status] of [
+        ["POST", webhooksPath(), { url: `${receiver.url}/r`, events: ["deployment.failed"], ...fields }, 400],
+        ["PUT", `${webhooksPath()}/${webhook.id}`, fields, updateStatus ?? 400],
       ] as const) {
         const answer = await service.api(method, path, { body });
-        expect(answer.status).toBe(400);
+        expect(answer.status).toBe(status);
         expect(answer.body.error.message).toMatch(message);
         expect(answer.text).not.toContain("secret-value");
         expect(answer.text).not.toContain("evil.example");
