@@ -1,6 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
-import type { Router } from "express";
+import type { Request, Response, Router } from "express";
 import type { Pool } from "../db/pool.js";
+import { MethodNotAllowedError } from "../errors.js";
 import { type DeploymentEventType, eventTypes } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
@@ -114,5 +115,15 @@ export function registerPreviewRoutes(
       };
       return { status: 200, body: await previewDelivery(project, subject, body.event_type) };
     },
+  });
+
+  // Any other method on the draft's path would reach the routes of /webhooks/{webhook_id} ("preview" is
+  // no id: a 400): answered here as every path answers a method it does not serve.
+  router.all("/projects/:project_id/webhooks/preview", (req: Request, res: Response) => {
+    if (req.method === "OPTIONS") {
+      res.set("Allow", "POST").status(204).end();
+      return;
+    }
+    throw new MethodNotAllowedError(`${req.method} is not allowed on /api${req.path}; use POST.`, "POST");
   });
 }

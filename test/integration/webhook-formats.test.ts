@@ -558,5 +558,10 @@ describe("custom headers, replays and previews", () => {
 
     const bad = await service.api("POST", `${webhooksPath()}/preview`, { body: { headers: { Host: "x" } } });
     expect(bad.status).toBe(400);
+    for (const method of ["GET", "PUT", "DELETE"]) {
+      const other = await service.api(method, `${webhooksPath()}/preview`);
+      expect(other.status).toBe(405);
+      expect(other.headers.get("allow")).toBe("POST");
+    }
   });
 });
