@@ -8,7 +8,7 @@ import { metrics } from "../metrics.js";
 import { webhookNotFound } from "../webhooks/service.js";
 import type { WebhookRow } from "../webhooks/store.js";
 import { deliveryNotFound } from "./not-found.js";
-import { findDeliveryRecord } from "./store.js";
+import { type DeliveryRecordRow, findDeliveryRecord } from "./store.js";
 
 /** Spec §2.7, and the new attempt's delivery record (an addition: clients link to it). */
 export interface RetryResult {
@@ -36,6 +36,25 @@ export function retryResult(
 const maxAttemptNumberRaces = 5;
 
 /**
+ * The body a replay sends again, byte for byte with its Content-Type and format headers: the one the
+ * original rendered, or the envelope it sent before its webhook chose a format. Undefined when the
+ * original sent nothing of its own (an envelope webhook's, or a format that failed to render): the
+ * replay is then made as any delivery of the webhook now is.
+ */
+function keptBody(original: DeliveryRecordRow, webhook: WebhookRow) {
+  if (original.rendered) {
+    return {
+      body: original.payload,
+      bodyHeaders: original.body_headers ?? { "Content-Type": "application/json" },
+    };
+  }
+  if (original.request_timestamp !== null && webhook.format !== "envelope") {
+    return { body: original.payload, bodyHeaders: { "Content-Type": "application/json" } };
+  }
+  return undefined;
+}
+
+/**
  * Replays a delivery (POST …/retry): its stored envelope, byte for byte, to the webhook's current URL
  * with its current secret, as a new attempt of the same event numbered one above the event's highest,
  * sent now and recorded before the outcome is returned.
@@ -53,6 +72,7 @@ export async function replayDelivery(
   }
   // attempt_number = highest for this event and webhook + 1; two concurrent retries of the same
   // event collide on the unique key and the loser takes the next number.
+  const stored = keptBody(original, webhook);
   let row: { id: number; attempt_number: number } | undefined;
   for (let race = 0; ; race++) {
     try {
@@ -63,6 +83,7 @@ export async function replayDelivery(
           eventId: original.event_id,
           eventType: original.event_type,
           attemptNumber: null,
+          stored,
         },
         engine.lease,
       );
@@ -81,7 +102,9 @@ export async function replayDelivery(
   const outcome = await engine.sendLeased(webhook, {
     id: row.id,
     eventType: original.event_type,
+    eventId: original.event_id,
     body: original.payload,
+    stored,
   });
   metrics.replays.inc({ outcome: outcome.success ? "success" : "failure" });
   return retryResult(outcome, row);

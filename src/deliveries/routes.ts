@@ -52,6 +52,8 @@ export function toDeliveryJson(row: DeliveryRecordRow) {
  */
 function requestHeaders(row: DeliveryRecordRow): Record<string, string> | null {
   if (row.request_timestamp === null) return null;
+  // A webhook with a format, signature scheme or custom headers kept its headers as sent (masked).
+  if (row.request_headers !== null) return row.request_headers;
   return deliveryHeaders({
     eventType: row.event_type,
     deliveryId: row.id,

@@ -38,7 +38,11 @@ export const deliverySchema = z
     webhook_id: z.number().int(),
     event_type: z.string(),
     event_id: z.string().openapi({ format: "uuid" }),
-    payload: z.string().openapi({ description: "The envelope as JSON text, exactly as sent" }),
+    payload: z.string().openapi({
+      description:
+        "The body exactly as sent: the envelope as JSON text, or the body the webhook's format rendered " +
+        "(docs/formats.md). A delivery whose format could not render shows the event's envelope.",
+    }),
     success: z.boolean(),
     status_code: z.number().int().openapi({ description: "HTTP status answered; 0 when no response came" }),
     response_body: z.string(),
@@ -52,7 +56,8 @@ export const deliverySchema = z
       .openapi({
         description:
           "The delivery headers exactly as this attempt sent them (X-Webhook-Signature only when signed; " +
-          "it is the HMAC digest, never the secret). null when no request was sent (refused destination or secret " +
+          "it is the HMAC digest, never the secret); with a format, signature scheme or custom headers, every header " +
+          "sent, custom header values shown as ********. null when no request was sent (refused destination or secret " +
           "that could not be decrypted) or the attempt predates this field.",
         example: {
           "Content-Type": "application/json",

@@ -1,7 +1,7 @@
 import type { Queryable } from "../db/pool.js";
 import type { DeliveryCursor } from "./cursor.js";
 
-/** A finished attempt joined with the envelope it sent. */
+/** A finished attempt joined with the envelope it sent (or with the body its format rendered). */
 export interface DeliveryRecordRow {
   id: number;
   webhook_id: number;
@@ -20,14 +20,20 @@ export interface DeliveryRecordRow {
   signature: string | null;
   /** How long the attempt took (ms); null when no request was sent, or before migration 013. */
   duration_ms: number | null;
+  /** True when payload is the body the webhook's format rendered, false when it is the event's envelope. */
+  rendered: boolean;
+  /** A shaped delivery's Content-Type and format headers, and every header as sent (custom ones masked). */
+  body_headers: Record<string, string> | null;
+  request_headers: Record<string, string> | null;
 }
 
 // Only finished attempts (state 'done', delivered_at set) are delivery records in the API's sense; queued and in-flight
 // rows are the outbox, visible through the queue metrics instead.
 const recordSelect = `
-  SELECT d.id, d.webhook_id, d.event_type, d.event_id, e.envelope AS payload, d.success, d.status_code,
-         d.response_body, d.error_message, d.attempt_number, d.created_at, d.delivered_at,
-         d.request_timestamp, d.signature, d.duration_ms
+  SELECT d.id, d.webhook_id, d.event_type, d.event_id, COALESCE(d.body, e.envelope) AS payload, d.success,
+         d.status_code, d.response_body, d.error_message, d.attempt_number, d.created_at, d.delivered_at,
+         d.request_timestamp, d.signature, d.duration_ms, d.body IS NOT NULL AS rendered, d.body_headers,
+         d.request_headers
     FROM deliveries d JOIN events e ON e.id = d.event_id`;
 
 export interface DeliveryFilter {

@@ -79,7 +79,7 @@ export async function sendTestEvent(
     if (!inserted) throw webhookNotFound(webhook.project_id, webhook.id);
     return inserted;
   });
-  const outcome = await engine.sendLeased(webhook, { id: row.id, eventType, body });
+  const outcome = await engine.sendLeased(webhook, { id: row.id, eventType, eventId: envelope.id, body });
   metrics.testEvents.inc({ outcome: outcome.success ? "success" : "failure" });
   // delivery_id and event_id first, where the test event's answer (and the CLI's output) had them.
   const { delivery_id, ...result } = retryResult(outcome, row);

@@ -1,3 +1,4 @@
+import { type DeliveryShape, deliveryShapeSql } from "./delivery-shape.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
 import type { ClaimPlan } from "./receiver-limits.js";
 import type { StatementParams } from "./statement-params.js";
@@ -20,6 +21,8 @@ export interface ClaimedDelivery {
   counted_by_policy: boolean;
   /** True when a webhook had more due rows than this claim's share gave it: claim again. */
   more_due: boolean;
+  /** Its format, signature scheme and headers; null for a webhook that chose none (delivery-shape.ts). */
+  shape: DeliveryShape | null;
 }
 
 export interface ClaimRequest {
@@ -130,7 +133,9 @@ export function claimCtes(
        SET state = 'in_flight', locked_by = ${worker},
            locked_until = clock_timestamp() + ${leaseMs} * interval '1 millisecond'
      WHERE d.id = ANY (ARRAY(SELECT id FROM chosen))
-    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number,
+              CASE WHEN d.body IS NOT NULL OR d.body_headers IS NOT NULL
+                   THEN json_build_object('body', d.body, 'body_headers', d.body_headers) END AS stored
   )`;
 }
 
@@ -139,7 +144,8 @@ export const claimedWithSendDetails = (policy: OutcomePolicy) => `
   SELECT c.id, c.webhook_id, c.event_type, w.url, w.secret, e.envelope AS body,
          EXTRACT(EPOCH FROM e.created_at)::float8 * 1000 AS event_created_ms, c.attempt_number,
          w.enabled, w.retry_max_attempts, ${policy.appliesTo} AS counted_by_policy,
-         EXISTS (SELECT 1 FROM candidates WHERE cut) AS more_due
+         EXISTS (SELECT 1 FROM candidates WHERE cut) AS more_due,
+         ${deliveryShapeSql("w", "c.event_id", "c.stored")} AS shape
     FROM claimed c
     JOIN webhooks w ON w.id = c.webhook_id
     JOIN events e ON e.id = c.event_id

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { createPool, type Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
+import type { DeliveryShape } from "./delivery-shape.js";
 import { type AllowList, createDeliveryAgent, destinationPolicyOf } from "./destination-policy.js";
 import type { HandOver } from "./emit.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
@@ -34,14 +35,46 @@ export interface DeliveryTarget {
   url: string;
   /** As stored (sealed); opened only to sign. */
   secret: string | null;
+  /** Its delivery settings (delivery-shape.ts); absent ones are the defaults. */
+  format?: DeliveryShape["format"];
+  cloudevents_mode?: DeliveryShape["cloudevents_mode"];
+  template?: string | null;
+  template_content_type?: string | null;
+  signature_scheme?: DeliveryShape["signature_scheme"];
+  /** The custom headers, sealed. */
+  headers?: string | null;
 }
 
 /** A row this process inserted already leased to itself (insertLeasedDelivery, queue.ts). */
 export interface LeasedDelivery {
   id: number;
   eventType: string;
-  /** The envelope text, sent byte for byte. */
+  eventId: string;
+  /** The envelope text, sent byte for byte (or rendered by the webhook's format). */
   body: string;
+  /** A body kept from an earlier attempt, sent instead (replays): the same bytes with the same headers. */
+  stored?: { body: string; bodyHeaders: Record<string, string> } | undefined;
+}
+
+/** The shape of a synchronous send, null when the target and the row ask for nothing but the default. */
+export function leasedShape(target: DeliveryTarget, delivery: LeasedDelivery): DeliveryShape | null {
+  const shape: DeliveryShape = {
+    format: target.format ?? "envelope",
+    cloudevents_mode: target.cloudevents_mode ?? "structured",
+    template: target.template ?? null,
+    template_content_type: target.template_content_type ?? null,
+    signature_scheme: target.signature_scheme ?? "hmac-sha256",
+    headers: target.headers ?? null,
+    event_id: delivery.eventId,
+    body: delivery.stored?.body ?? null,
+    body_headers: delivery.stored?.bodyHeaders ?? null,
+  };
+  const plain =
+    shape.format === "envelope" &&
+    shape.signature_scheme === "hmac-sha256" &&
+    shape.headers === null &&
+    shape.body === null;
+  return plain ? null : shape;
 }
 
 /** How an emit in this process hands deliveries to its worker (emit.ts): what the operator is given. */
@@ -124,6 +157,7 @@ export function createDeliveryEngine(options: {
         eventType: delivery.eventType,
         deliveryId: delivery.id,
         secret: target.secret,
+        shape: leasedShape(target, delivery),
       });
       observeOutcome({ webhook_id: target.id, event_type: delivery.eventType }, outcome);
       await recordOutcomes(pool, [{ id: delivery.id, outcome, deliveredAtMs: Date.now() }]);

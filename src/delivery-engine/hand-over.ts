@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ClaimedDelivery } from "./claim.js";
+import { type DeliveryShape, deliveryShapeSql } from "./delivery-shape.js";
 import type { StatementParams } from "./statement-params.js";
 
 // The emit statement's variant that hands deliveries to the emitting process's own worker (emit.ts):
@@ -36,11 +37,14 @@ export interface HandOverRow {
   secret: string | null;
   retry_max_attempts: number | null;
   counted_by_policy: boolean | null;
+  /** The webhook's shape without the event (filled in per delivery), null for an envelope webhook. */
+  shape: DeliveryShape | null;
 }
 
 /** The webhooks' columns a send needs, read where the emit locks them. */
 export const handOverColumns = (handOver: HandOver) =>
-  `, w.url, w.secret, w.retry_max_attempts, ${handOver.countedBy} AS counted_by_policy`;
+  `, w.url, w.secret, w.retry_max_attempts, ${handOver.countedBy} AS counted_by_policy,
+   ${deliveryShapeSql("w", "NULL::text", "NULL::json")} AS shape`;
 
 /** A prepared statement's name stands for one text: the policy's expression is part of it. */
 export const handOverStatementName = (handOver: HandOver) =>
@@ -90,6 +94,7 @@ export function handOverStatement(params: StatementParams, handOver: HandOver, c
          CASE WHEN l.leased THEN w.url END AS url, CASE WHEN l.leased THEN w.secret END AS secret,
          CASE WHEN l.leased THEN w.retry_max_attempts END AS retry_max_attempts,
          CASE WHEN l.leased THEN w.counted_by_policy END AS counted_by_policy,
+         CASE WHEN l.leased THEN w.shape END AS shape,
          CASE WHEN NOT l.leased THEN pg_notify(${channel}, '') END::text AS notified
     FROM queued q
    CROSS JOIN LATERAL (SELECT * FROM subscribed s WHERE s.id = q.webhook_id OFFSET 0) w
@@ -119,5 +124,6 @@ export function handedOverDeliveries(
       event_created_ms: createdAt.getTime(),
       enabled: true,
       more_due: false,
+      shape: row.shape === null ? null : { ...row.shape, event_id: row.event_id },
     }));
 }

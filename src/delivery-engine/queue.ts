@@ -5,7 +5,7 @@ import { type ClaimedDelivery, type ClaimRequest, claimCtes, claimedWithSendDeta
 import { deliveriesChannel } from "./emit.js";
 import { followUpCtes, recordedForFollowUps, withFollowUps } from "./follow-ups.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
-import { type RecordedOutcome, recordedCte } from "./record.js";
+import { type RecordedOutcome, recordedCte, recordsShaped } from "./record.js";
 import { StatementParams } from "./statement-params.js";
 
 export type { ClaimedDelivery, ClaimRequest } from "./claim.js";
@@ -70,7 +70,7 @@ export async function recordAndClaim(
   const { rows } = await db.query<
     ClaimedDelivery & { retries_scheduled?: number; disabled_ids?: number[] | null }
   >({
-    name: `${claiming ? "record-and-claim" : "record"}${followUps ? "-follow-ups" : ""}`,
+    name: `${claiming ? "record-and-claim" : "record"}${followUps ? "-follow-ups" : ""}${recordsShaped(outcomes) ? "-shaped" : ""}`,
     text: `WITH RECURSIVE ${ctes.join(",")}
   ${followUps ? withFollowUps(claimed, policy) : claimed}`,
     values: params.values,
@@ -125,17 +125,25 @@ export async function releaseClaims(db: Queryable, workerId: string): Promise<nu
  */
 export async function insertLeasedDelivery(
   db: Queryable,
-  delivery: { webhookId: number; eventId: string; eventType: string; attemptNumber: number | null },
+  delivery: {
+    webhookId: number;
+    eventId: string;
+    eventType: string;
+    attemptNumber: number | null;
+    /** A body kept from an earlier attempt (replays), sent again should a worker take the row over. */
+    stored?: { body: string; bodyHeaders: Record<string, string> } | undefined;
+  },
   lease: { workerId: string; leaseMs: number },
 ): Promise<{ id: number; attempt_number: number } | undefined> {
   const { rows } = await db.query<{ id: number; attempt_number: number }>(
     `WITH webhook AS (SELECT id FROM webhooks WHERE id = $1 FOR KEY SHARE),
           event AS (SELECT id FROM events WHERE id = $2 FOR KEY SHARE)
-     INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number, state, locked_by, locked_until)
+     INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number, state, locked_by, locked_until,
+                             body, body_headers)
      SELECT webhook.id, event.id, $3,
             COALESCE($4, GREATEST(1, (SELECT max(attempt_number) FROM deliveries
                                        WHERE webhook_id = $1 AND event_id = $2 AND attempt_number > 1)) + 1),
-            'in_flight', $5, clock_timestamp() + $6 * interval '1 millisecond'
+            'in_flight', $5, clock_timestamp() + $6 * interval '1 millisecond', $7, $8::jsonb
        FROM webhook, event
      RETURNING id, attempt_number`,
     [
@@ -145,6 +153,8 @@ export async function insertLeasedDelivery(
       delivery.attemptNumber,
       lease.workerId,
       lease.leaseMs,
+      delivery.stored?.body ?? null,
+      delivery.stored ? JSON.stringify(delivery.stored.bodyHeaders) : null,
     ],
   );
   return rows[0];

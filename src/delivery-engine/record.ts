@@ -13,6 +13,10 @@ export interface RecordedOutcome {
   countedByPolicy?: boolean;
 }
 
+/** Whether a batch writes what shaped deliveries sent (recordedCte's variant with more columns). */
+export const recordsShaped = (outcomes: RecordedOutcome[]): boolean =>
+  outcomes.some((o) => o.outcome.shaped !== undefined);
+
 /**
  * The `recorded` CTE: writes finished outcomes. An outcome is written whoever holds the row's lease now,
  * unless the row already has one. An attempt that finished is a fact: when a lease ran out (a database
@@ -52,6 +56,21 @@ export function recordedCte(
     "int[]",
   );
   const deliveredAtMs = each(arrayLiteral(outcomes.map((o) => o.deliveredAtMs)), "float8[]");
+  // What shaped deliveries sent (delivery-shape.ts), only in a batch that has one: envelope deliveries
+  // write nothing more than before. The prepared statements' names say which variant runs (queue.ts).
+  // A row's kept body (a replay's) stays when its attempt sent nothing.
+  const shaped = recordsShaped(outcomes)
+    ? `, body = COALESCE(${each(
+        outcomes.map((o) => o.outcome.shaped?.body ?? null),
+        "text[]",
+      )}, d.body), body_headers = COALESCE(${each(
+        outcomes.map((o) => (o.outcome.shaped ? JSON.stringify(o.outcome.shaped.bodyHeaders) : null)),
+        "jsonb[]",
+      )}, d.body_headers), request_headers = ${each(
+        outcomes.map((o) => (o.outcome.shaped ? JSON.stringify(o.outcome.shaped.requestHeaders) : null)),
+        "jsonb[]",
+      )}`
+    : "";
   // Unfinished by the table's CHECK (state 'done' exactly when delivered_at is set), said so that the
   // rows are found by primary key, never through the partial index of unfinished rows.
   const cte = `
@@ -59,7 +78,7 @@ export function recordedCte(
     UPDATE deliveries d
        SET state = 'done', success = ${success}, request_timestamp = ${sentAt}, signature = ${signature},
            duration_ms = ${duration}, status_code = ${status}, response_body = ${body}, error_message = ${error},
-           delivered_at = to_timestamp(${deliveredAtMs} / 1000), locked_by = NULL, locked_until = NULL
+           delivered_at = to_timestamp(${deliveredAtMs} / 1000), locked_by = NULL, locked_until = NULL${shaped}
      WHERE d.id = ANY (${ids}) AND d.state <> 'done'
     RETURNING ${returning(ids)}
   )`;

@@ -3,7 +3,9 @@ import { EventEmitter } from "node:events";
 import { createRequire } from "node:module";
 import type { Dispatcher } from "undici";
 import { deliveryHeaders } from "./delivery-headers.js";
+import type { DeliveryShape } from "./delivery-shape.js";
 import { DestinationRefusedError } from "./destination-policy.js";
+import { prepareShapedSend, type SentShape } from "./shaped-send.js";
 import { hmacKey } from "./signing-key.js";
 
 // Required, not imported: importing "node:http" as an ES module reads every export of http, and its lazy
@@ -18,6 +20,8 @@ export interface OutboundDelivery {
   deliveryId: number | string;
   /** The webhook's secret as stored (sealed); opened only to sign. */
   secret: string | null;
+  /** Its format, signature scheme and custom headers when not the default (delivery-shape.ts). */
+  shape?: DeliveryShape | null;
 }
 
 export interface DeliveryOutcome {
@@ -34,9 +38,12 @@ export interface DeliveryOutcome {
   requestTimestamp: number | null;
   /** X-Webhook-Signature as sent; null when unsigned or when no request was made. */
   signature: string | null;
+  /** A shaped delivery's request as sent, kept with its record (shaped-send.ts). */
+  shaped?: SentShape;
 }
 
-export type FailureKind = "http" | "timeout" | "connection" | "refused";
+/** `render`: the webhook's format could not make a body of the event; nothing was sent. */
+export type FailureKind = "http" | "timeout" | "connection" | "refused" | "render";
 
 /** `sha256=` + hex HMAC-SHA256 of `<timestamp>.<body>` (spec §5.3). */
 export function signPayload(secret: string, timestamp: string, body: string): string {
@@ -137,6 +144,8 @@ interface Exchange {
   statusCode: number;
   /** The two headers computed at send time, kept with the outcome so the record shows them as sent. */
   sent: { timestamp: number; signature: string | null } | null;
+  /** A shaped delivery's request, once built. */
+  shaped: DeliveryOutcome["shaped"];
   bodyParts: string[];
   timedOut: boolean;
   /**
@@ -167,6 +176,7 @@ function outcomeOf(
     durationMs: Math.round(performance.now() - exchange.started),
     requestTimestamp: failure === "refused" ? null : (sent?.timestamp ?? null),
     signature: failure === "refused" ? null : (sent?.signature ?? null),
+    ...(exchange.shaped === undefined ? {} : { shaped: exchange.shaped }),
   };
 }
 
@@ -177,6 +187,9 @@ function answered(exchange: Exchange): DeliveryOutcome {
     : outcomeOf(exchange, "http", httpErrorMessage(exchange.url, statusCode));
 }
 
+/** The User-Agent of every delivery (previews show it too). */
+export const defaultUserAgent = "webhook-operator";
+
 export function createSender(opts: {
   dispatcher: Dispatcher;
   timeoutMs: number;
@@ -185,7 +198,7 @@ export function createSender(opts: {
   openSecret: OpenSecret;
   userAgent?: string;
 }): (delivery: OutboundDelivery) => Promise<DeliveryOutcome> {
-  const userAgent = opts.userAgent ?? "webhook-operator";
+  const userAgent = opts.userAgent ?? defaultUserAgent;
   const openSecret = openOnce(opts.openSecret);
 
   return async function send(d) {
@@ -194,6 +207,7 @@ export function createSender(opts: {
       started: performance.now(),
       statusCode: 0,
       sent: null,
+      shaped: undefined,
       bodyParts: [],
       timedOut: false,
       deadline: new EventEmitter(),
@@ -216,21 +230,40 @@ export function createSender(opts: {
           `Not sent: the webhook secret cannot be decrypted; ${(error as Error).message}.`,
         );
       }
-      const signature = key === null ? null : signPayload(key, String(timestamp), d.body);
-      exchange.sent = { timestamp, signature };
-      const headers = deliveryHeaders({
-        eventType: d.eventType,
-        deliveryId: d.deliveryId,
-        timestamp,
-        signature,
-      });
+      let body = d.body;
+      let headers: Record<string, string>;
+      if (d.shape) {
+        const prepared = await prepareShapedSend({
+          shape: d.shape,
+          envelopeText: d.body,
+          eventType: d.eventType,
+          deliveryId: d.deliveryId,
+          timestamp,
+          key,
+          openSecret,
+          sign: signPayload,
+        });
+        if (!prepared.ok) return outcomeOf(exchange, prepared.failure, prepared.message);
+        ({ body, headers } = prepared);
+        exchange.sent = { timestamp, signature: prepared.signature };
+        exchange.shaped = prepared.sent;
+      } else {
+        const signature = key === null ? null : signPayload(key, String(timestamp), d.body);
+        exchange.sent = { timestamp, signature };
+        headers = deliveryHeaders({
+          eventType: d.eventType,
+          deliveryId: d.deliveryId,
+          timestamp,
+          signature,
+        });
+      }
       headers["User-Agent"] = userAgent;
 
       // The dispatcher never follows redirects, so a 3xx is answered like any other non-2xx.
       const response = await opts.dispatcher.request({
         ...targetOf(d.url),
         method: "POST",
-        body: d.body,
+        body,
         headers,
         signal: exchange.deadline,
       });

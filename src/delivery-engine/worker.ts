@@ -437,6 +437,7 @@ export class DeliveryWorker {
         eventType: delivery.event_type,
         deliveryId: delivery.id,
         secret: delivery.secret,
+        shape: delivery.shape,
       });
       observeOutcome(delivery, outcome);
       this.pendingOutcomes.push({

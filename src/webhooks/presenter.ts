@@ -1,7 +1,9 @@
 import { iso } from "../http/schemas.js";
+import { defaultTemplateContentType } from "./format-fields.js";
 import type { WebhookRow } from "./store.js";
 
-/** A webhook as the API shows it (webhookSchema): never its secret, only whether it has one. */
+/** A webhook as the API shows it (webhookSchema): never its secret, only whether it has one;
+ * never its custom headers' values, only their names. */
 export function toWebhookJson(row: WebhookRow) {
   return {
     id: row.id,
@@ -23,6 +25,12 @@ export function toWebhookJson(row: WebhookRow) {
           },
     disabled_reason: row.disabled_reason,
     disabled_at: row.disabled_at === null ? null : iso(row.disabled_at),
+    format: row.format,
+    cloudevents_mode: row.cloudevents_mode,
+    template: row.template,
+    template_content_type: row.template_content_type ?? defaultTemplateContentType,
+    signature_scheme: row.signature_scheme,
+    header_names: row.header_names,
   };
 }
 

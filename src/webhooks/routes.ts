@@ -7,7 +7,9 @@ import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
+import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { toWebhookJson } from "./presenter.js";
+import { registerPreviewRoutes } from "./preview-routes.js";
 import {
   createWebhookBody,
   eventTypeSchema,
@@ -26,6 +28,7 @@ import {
   webhookNotFound,
 } from "./service.js";
 import {
+  formatSettingsOf,
   insertWebhookWithinLimit,
   listWebhooks,
   listWebhooksPage,
@@ -43,6 +46,7 @@ export function registerWebhookRoutes(
   options: { destinationPolicy: DestinationPolicy; perProjectLimit: number; secrets: WebhookSecrets },
 ): void {
   const { destinationPolicy, perProjectLimit, secrets } = options;
+  registerPreviewRoutes(router, registry, pool, secrets);
   addRoute(router, registry, {
     method: "get",
     path: "/webhook-event-types",
@@ -74,7 +78,10 @@ export function registerWebhookRoutes(
       "`url` and `events` are required; `enabled` defaults to true; without `secret` (or with null) " +
       "deliveries are unsigned. The secret is write-only: responses only say `has_secret`. Duplicate event " +
       "names are removed. A `url` whose host is an IP address the destination policy refuses answers 403; " +
-      "a host name is checked when a delivery connects.",
+      "a host name is checked when a delivery connects. `format`, `cloudevents_mode`, `template`, " +
+      "`template_content_type`, `signature_scheme` and `headers` choose what deliveries look like " +
+      "(docs/formats.md); left out, deliveries are today's envelope signed with X-Webhook-Signature. " +
+      "`headers` are write-only: responses list only `header_names`.",
     params: projectParams,
     body: createWebhookBody,
     responses: {
@@ -88,6 +95,7 @@ export function registerWebhookRoutes(
       await requireProject(pool, auth, params.project_id);
       assertDestinationAllowed(body.url, destinationPolicy);
       const changes = policyChanges(body);
+      const formatSettings = resolveFormatSettings(body, defaultFormatSettings);
       const row = await insertWebhookWithinLimit(pool, secrets, perProjectLimit, {
         projectId: params.project_id,
         url: body.url,
@@ -98,6 +106,8 @@ export function registerWebhookRoutes(
           retryMaxAttempts: changes.retryMaxAttempts ?? null,
           autoDisable: changes.autoDisable ?? null,
         },
+        formatSettings,
+        headers: body.headers ?? null,
       });
       if (!row) throw webhookLimitReached(params.project_id, perProjectLimit);
       return { status: 201, body: toWebhookJson(row) };
@@ -159,8 +169,9 @@ export function registerWebhookRoutes(
     description:
       'Omitted fields keep their values; a `secret` replaces the stored one and `"secret": null` removes ' +
       "it; `{}` is accepted. `updated_at` always moves later. Enabling a webhook clears `disabled_reason` " +
-      "and `disabled_at`. A webhook declared by a Kubernetes Webhook resource answers 409: change the " +
-      "resource instead.",
+      "and `disabled_at`. `headers` replaces every custom header (null or {} removes them); a format other " +
+      "than template drops the stored template. A webhook declared by a Kubernetes Webhook resource " +
+      "answers 409: change the resource instead.",
     params: webhookParams,
     body: updateWebhookBody,
     responses: {
@@ -169,11 +180,17 @@ export function registerWebhookRoutes(
       409: { description: "The webhook is managed by a Kubernetes Webhook resource" },
     },
     handler: async ({ params, body, auth }) => {
-      assertNotOwnedByResource(await requireWebhook(pool, auth, params.project_id, params.webhook_id));
+      const stored = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
+      assertNotOwnedByResource(stored);
       if (body.url !== undefined) assertDestinationAllowed(body.url, destinationPolicy);
+      const { headers, ...fields } = body;
       const row = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
-        ...body,
+        ...fields,
         ...policyChanges(body),
+        formatSettings: formatFieldsGiven(body)
+          ? resolveFormatSettings(body, formatSettingsOf(stored), { updating: true })
+          : undefined,
+        headers,
       });
       if (!row) throw webhookNotFound(params.project_id, params.webhook_id);
       return { status: 200, body: toWebhookJson(row) };
@@ -201,6 +218,12 @@ export function registerWebhookRoutes(
     },
   });
 }
+
+/** Whether an update names any of the format fields (otherwise the stored ones stay as they are). */
+const formatFieldsGiven = (body: object): boolean =>
+  ["format", "cloudevents_mode", "template", "template_content_type", "signature_scheme"].some(
+    (field) => (body as Record<string, unknown>)[field] !== undefined,
+  );
 
 /** The API's policy fields as the store's (undefined: not given, keep). */
 export function policyChanges(body: {

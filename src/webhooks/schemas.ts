@@ -2,6 +2,7 @@ import { eventTypeNames } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { pageNumber, pageSize } from "../http/pagination.js";
 import { httpUrl, idParam, isoTimestamp } from "../http/schemas.js";
+import { formatFields, formatReadFields, templateRule } from "./format-fields.js";
 
 export const webhookParams = z.object({
   project_id: idParam("project_id"),
@@ -89,8 +90,9 @@ export const createWebhookBody = z
     secret: secret.nullable().optional(),
     retry_policy: retryPolicy.nullable().optional(),
     auto_disable: autoDisable.nullable().optional(),
+    ...formatFields,
   })
-  .openapi("CreateWebhook");
+  .openapi("CreateWebhook", templateRule.create);
 
 export const updateWebhookBody = z
   .strictObject({
@@ -106,8 +108,9 @@ export const updateWebhookBody = z
       .openapi({ description: "A string replaces the secret; null removes it" }),
     retry_policy: retryPolicy.nullable().optional().openapi({ description: "null turns retries off" }),
     auto_disable: autoDisable.nullable().optional().openapi({ description: "null turns it off" }),
+    ...formatFields,
   })
-  .openapi("UpdateWebhook");
+  .openapi("UpdateWebhook", templateRule.update);
 
 export const listWebhooksQuery = z.object({
   page: pageNumber
@@ -141,6 +144,7 @@ export const webhookSchema = z
         "Why the service disabled this webhook itself (auto_disable), or null. Cleared by enabling it.",
     }),
     disabled_at: isoTimestamp.nullable().openapi({ description: "When it was auto-disabled, or null" }),
+    ...formatReadFields,
   })
   .openapi("Webhook");
 

@@ -1,6 +1,9 @@
 import { type PageRequest, selectPage } from "../db/page.js";
 import { type Pool, type Queryable, withTransaction } from "../db/pool.js";
+import type { DeliveryFormat } from "../formats/types.js";
 import { lockProjectForWebhooks } from "../projects/store.js";
+import { sealCustomHeaders } from "./custom-headers.js";
+import type { CloudEventsMode, FormatSettings, SignatureScheme } from "./format-fields.js";
 
 // The webhooks table is written only by this feature: here (the API's writes), owned-store.ts (the rows
 // of Webhook resources) and the auto-disable rule (auto-disable.ts), which counts failures inside the
@@ -27,12 +30,22 @@ export interface WebhookRow {
   disabled_at: Date | null;
   /** The Webhook resource generation last reconciled into this row (owned webhooks only). */
   owner_generation: number | null;
+  /** What its deliveries look like (format-fields.ts); the defaults send today's envelope. */
+  format: DeliveryFormat;
+  cloudevents_mode: CloudEventsMode;
+  template: string | null;
+  template_content_type: string | null;
+  signature_scheme: SignatureScheme;
+  /** The custom request headers, one JSON object sealed like the secret; null for none. */
+  headers: string | null;
+  header_names: string[];
 }
 
 export const columns =
   "id, project_id, url, secret, events, enabled, owner, created_at, updated_at, retry_max_attempts, " +
   "auto_disable_after_failures, auto_disable_min_seconds, disabled_reason, disabled_at, " +
-  "owner_generation::float8 AS owner_generation";
+  "owner_generation::float8 AS owner_generation, format, cloudevents_mode, template, template_content_type, " +
+  "signature_scheme, headers, header_names";
 
 /** The opt-in delivery policies of a webhook; null turns one off. */
 export interface WebhookPolicies {
@@ -99,6 +112,9 @@ export interface NewWebhook {
   enabled: boolean;
   owner?: string | null;
   policies?: WebhookPolicies;
+  formatSettings?: FormatSettings;
+  /** Clear text; stored sealed. */
+  headers?: Record<string, string> | null;
 }
 
 export async function insertWebhook(
@@ -108,8 +124,11 @@ export async function insertWebhook(
 ): Promise<WebhookRow> {
   const { rows } = await db.query<WebhookRow>(
     `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted,
-                           retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds)
-     VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9) RETURNING ${columns}`,
+                           retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds,
+                           format, cloudevents_mode, template, template_content_type, signature_scheme,
+                           headers, header_names)
+     VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, COALESCE($10, 'envelope'), COALESCE($11, 'structured'),
+             $12, $13, COALESCE($14, 'hmac-sha256'), $15, $16) RETURNING ${columns}`,
     [
       webhook.projectId,
       webhook.url,
@@ -120,6 +139,13 @@ export async function insertWebhook(
       webhook.policies?.retryMaxAttempts ?? null,
       webhook.policies?.autoDisable?.afterFailures ?? null,
       webhook.policies?.autoDisable?.minDurationSeconds ?? null,
+      webhook.formatSettings?.format ?? null,
+      webhook.formatSettings?.cloudeventsMode ?? null,
+      webhook.formatSettings?.template ?? null,
+      webhook.formatSettings?.templateContentType ?? null,
+      webhook.formatSettings?.signatureScheme ?? null,
+      sealCustomHeaders((clear) => secrets.seal(clear), webhook.headers ?? null),
+      headerNames(webhook.headers ?? null),
     ],
   );
   return rows[0] as WebhookRow;
@@ -156,7 +182,23 @@ export interface WebhookChanges {
   /** undefined keeps the stored policy; null turns it off. */
   retryMaxAttempts?: number | null | undefined;
   autoDisable?: WebhookPolicies["autoDisable"] | undefined;
+  /** undefined keeps the stored settings (resolved against them by the caller). */
+  formatSettings?: FormatSettings | undefined;
+  /** undefined keeps the stored headers; null or {} removes them. */
+  headers?: Record<string, string> | null | undefined;
 }
+
+/** A stored webhook's format settings, as an update resolves new ones against. */
+export const formatSettingsOf = (row: WebhookRow): FormatSettings => ({
+  format: row.format,
+  cloudeventsMode: row.cloudevents_mode,
+  template: row.template,
+  templateContentType: row.template_content_type,
+  signatureScheme: row.signature_scheme,
+});
+
+/** The names of custom headers as stored in clear: sorted. */
+const headerNames = (headers: Record<string, string> | null): string[] => Object.keys(headers ?? {}).sort();
 
 /**
  * Omitted fields keep their values. updated_at moves strictly forward even when two updates land in
@@ -181,6 +223,13 @@ export async function updateWebhook(
        retry_max_attempts = CASE WHEN $8 THEN $9 ELSE retry_max_attempts END,
        auto_disable_after_failures = CASE WHEN $10 THEN $11 ELSE auto_disable_after_failures END,
        auto_disable_min_seconds = CASE WHEN $10 THEN $12 ELSE auto_disable_min_seconds END,
+       format = CASE WHEN $13 THEN $14 ELSE format END,
+       cloudevents_mode = CASE WHEN $13 THEN $15 ELSE cloudevents_mode END,
+       template = CASE WHEN $13 THEN $16 ELSE template END,
+       template_content_type = CASE WHEN $13 THEN $17 ELSE template_content_type END,
+       signature_scheme = CASE WHEN $13 THEN $18 ELSE signature_scheme END,
+       headers = CASE WHEN $19 THEN $20 ELSE headers END,
+       header_names = CASE WHEN $19 THEN $21::text[] ELSE header_names END,
        ${clearAutoDisableWhen("$5 IS TRUE OR ($10 AND $11::int IS NULL)")},
        updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
      WHERE project_id = $1 AND id = $2
@@ -198,6 +247,15 @@ export async function updateWebhook(
       changes.autoDisable !== undefined,
       changes.autoDisable?.afterFailures ?? null,
       changes.autoDisable?.minDurationSeconds ?? null,
+      changes.formatSettings !== undefined,
+      changes.formatSettings?.format ?? null,
+      changes.formatSettings?.cloudeventsMode ?? null,
+      changes.formatSettings?.template ?? null,
+      changes.formatSettings?.templateContentType ?? null,
+      changes.formatSettings?.signatureScheme ?? null,
+      changes.headers !== undefined,
+      sealCustomHeaders((clear) => secrets.seal(clear), changes.headers ?? null),
+      headerNames(changes.headers ?? null),
     ],
   );
   return rows[0];
@@ -243,5 +301,27 @@ export async function replaceStoredSecret(
     "UPDATE webhooks SET secret = $2, secret_encrypted = true WHERE id = $1 AND secret = $3",
     [id, change.sealed, change.read],
   );
+  return rowCount === 1;
+}
+
+/** The sealed custom headers of every webhook that has some (secrets/reencrypt.ts moves them to the newest key). */
+export async function listStoredHeaders(db: Queryable): Promise<{ id: number; headers: string }[]> {
+  const { rows } = await db.query<{ id: number; headers: string }>(
+    "SELECT id, headers FROM webhooks WHERE headers IS NOT NULL ORDER BY id",
+  );
+  return rows;
+}
+
+/** Replaces sealed custom headers with their newly sealed form, unless they changed since they were read. */
+export async function replaceStoredHeaders(
+  db: Queryable,
+  id: number,
+  change: { read: string; sealed: string },
+): Promise<boolean> {
+  const { rowCount } = await db.query("UPDATE webhooks SET headers = $2 WHERE id = $1 AND headers = $3", [
+    id,
+    change.sealed,
+    change.read,
+  ]);
   return rowCount === 1;
 }

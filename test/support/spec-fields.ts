@@ -18,6 +18,12 @@ export const webhookFields = [
   "auto_disable",
   "disabled_reason",
   "disabled_at",
+  "format",
+  "cloudevents_mode",
+  "template",
+  "template_content_type",
+  "signature_scheme",
+  "header_names",
 ];
 
 /**

@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { DeliveryFailedError, usageError } from "../errors.js";
 import { registerDeliveryCommands } from "./deliveries.js";
+import { addFormatOptions, type FormatOptions, formatFields } from "./format-options.js";
 import {
   addGroupOptions,
   connect,
@@ -20,14 +21,14 @@ interface PolicyOptions {
   autoDisable?: { after_failures: number; min_duration_seconds: number } | "off";
 }
 
-interface CreateOptions extends SecretOptions, PolicyOptions {
+interface CreateOptions extends SecretOptions, PolicyOptions, FormatOptions {
   projectId: number;
   url: string;
   events: string[];
   enabled?: boolean;
 }
 
-interface UpdateOptions extends WebhookRef, SecretOptions, PolicyOptions {
+interface UpdateOptions extends WebhookRef, SecretOptions, PolicyOptions, FormatOptions {
   url?: string;
   events?: string[];
   enabled?: boolean;
@@ -59,13 +60,16 @@ export function registerWebhookCommands(program: Command): void {
 
   addSecretOptions(
     policyOptions(
-      webhooks
-        .command("create")
-        .description("create a webhook")
-        .addOption(projectIdOption())
-        .requiredOption("--url <url>", "receiver address (http:// or https://)")
-        .addOption(eventsOption("events to subscribe to").makeOptionMandatory())
-        .addOption(enabledOption("whether deliveries are made (default: true)")),
+      addFormatOptions(
+        webhooks
+          .command("create")
+          .description("create a webhook")
+          .addOption(projectIdOption())
+          .requiredOption("--url <url>", "receiver address (http:// or https://)")
+          .addOption(eventsOption("events to subscribe to").makeOptionMandatory())
+          .addOption(enabledOption("whether deliveries are made (default: true)")),
+        { forUpdate: false },
+      ),
     ),
     { forUpdate: false },
   ).action(async (options: CreateOptions, command: Command) => {
@@ -77,6 +81,7 @@ export function registerWebhookCommands(program: Command): void {
       ...(options.enabled === undefined ? {} : { enabled: options.enabled }),
       ...(secret === undefined ? {} : { secret }),
       ...policyFields(options),
+      ...(await formatFields(command, options)),
     });
     emit(json, webhook, webhookFields);
   });
@@ -102,14 +107,17 @@ export function registerWebhookCommands(program: Command): void {
 
   addSecretOptions(
     policyOptions(
-      webhooks
-        .command("update")
-        .description("change a webhook; options left out keep their values")
-        .addOption(projectIdOption())
-        .addOption(webhookIdOption())
-        .option("--url <url>", "new receiver address")
-        .addOption(eventsOption("new subscription, replacing the old one"))
-        .addOption(enabledOption("turn deliveries on or off (true also clears an automatic disable)")),
+      addFormatOptions(
+        webhooks
+          .command("update")
+          .description("change a webhook; options left out keep their values")
+          .addOption(projectIdOption())
+          .addOption(webhookIdOption())
+          .option("--url <url>", "new receiver address")
+          .addOption(eventsOption("new subscription, replacing the old one"))
+          .addOption(enabledOption("turn deliveries on or off (true also clears an automatic disable)")),
+        { forUpdate: true },
+      ),
     ),
     { forUpdate: true },
   ).action(async (options: UpdateOptions, command: Command) => {
@@ -121,11 +129,12 @@ export function registerWebhookCommands(program: Command): void {
       ...(options.enabled === undefined ? {} : { enabled: options.enabled }),
       ...(secret === undefined ? {} : { secret }),
       ...policyFields(options),
+      ...(await formatFields(command, options)),
     };
     if (Object.keys(changes).length === 0) {
       usageError(
         command,
-        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts or --auto-disable",
+        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header or --remove-headers",
       );
     }
     emit(json, await client.updateWebhook(options.projectId, options.webhookId, changes), webhookFields);

@@ -46,12 +46,43 @@ export function webhookTable(webhooks: Webhook[]): string {
   );
 }
 
+/**
+ * The format fields that differ from the default, in short labels so the key column keeps its width: a
+ * webhook that chose none prints as it always did. --json has every field.
+ */
+function formatLines(w: Webhook): [string, unknown][] {
+  const format =
+    w.format === "cloudevents"
+      ? `cloudevents, ${w.cloudevents_mode} mode`
+      : w.format === "template"
+        ? `template, ${w.template_content_type}`
+        : w.format;
+  const lines: [string, unknown][] = [
+    ["format", w.format === "envelope" ? null : format],
+    // A template is many lines: its size here, its text with --json.
+    ["template", w.template === null ? null : `${w.template.split("\n").length} line(s); see --json`],
+    ["signature", w.signature_scheme === "hmac-sha256" ? null : w.signature_scheme],
+    ["headers", w.header_names.length === 0 ? null : w.header_names],
+  ];
+  return lines.filter(([, value]) => value !== null);
+}
+
 export function webhookFields(webhook: Webhook): string {
   const { managed_by: managedBy, retry_policy: _retry, auto_disable: _auto, ...fields } = webhook;
   const owner = managedBy ? `${managedBy.kind} ${managedBy.namespace}/${managedBy.name}` : null;
   const { disabled_reason: reason, disabled_at: at, ...spec } = fields;
+  const {
+    format: _format,
+    cloudevents_mode: _mode,
+    template: _template,
+    template_content_type: _contentType,
+    signature_scheme: _signature,
+    header_names: _headers,
+    ...rest
+  } = spec;
   return formatFields([
-    ...Object.entries(spec),
+    ...Object.entries(rest),
+    ...formatLines(webhook),
     ["managed_by", owner],
     ["retry_policy", retryPolicyText(webhook)],
     ["auto_disable", autoDisableText(webhook)],

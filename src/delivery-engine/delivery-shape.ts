@@ -1,0 +1,105 @@
+import { renderBody } from "../formats/render.js";
+import { standardWebhooksSignature } from "../formats/standard-webhooks.js";
+import type { DeliveryFormat } from "../formats/types.js";
+import { deliveryHeaders } from "./delivery-headers.js";
+
+// What a delivery looks like when its webhook chose more than the default (docs/formats.md): a format
+// other than the envelope, the Standard Webhooks signature scheme, or custom headers. Envelope webhooks
+// have no shape (null) and take the sender's original path, untouched.
+
+/** A webhook's delivery settings as a claim reads them, with what the delivery row itself kept. */
+export interface DeliveryShape {
+  format: DeliveryFormat;
+  cloudevents_mode: "structured" | "binary";
+  template: string | null;
+  template_content_type: string | null;
+  signature_scheme: "hmac-sha256" | "standard-webhooks";
+  /** The custom headers, sealed (a JSON object); null for none. */
+  headers: string | null;
+  /** The event's id: Standard Webhooks' webhook-id. */
+  event_id: string;
+  /** The body this delivery sends instead of rendering one (a replay's, copied from its original). */
+  body: string | null;
+  body_headers: Record<string, string> | null;
+}
+
+/**
+ * The SQL of a claimed delivery's shape: null for envelope webhooks (one null column in the claim's
+ * answer), else one JSON object. `w` is the webhooks row, `eventId` and `stored` (a JSON object with the
+ * row's own body and body_headers, or null) SQL expressions.
+ */
+export const deliveryShapeSql = (w: string, eventId: string, stored: string) => `
+  CASE WHEN ${w}.format = 'envelope' AND ${w}.signature_scheme = 'hmac-sha256' AND ${w}.headers IS NULL
+            AND ${stored} IS NULL THEN NULL
+       ELSE json_build_object('format', ${w}.format, 'cloudevents_mode', ${w}.cloudevents_mode,
+              'template', ${w}.template, 'template_content_type', ${w}.template_content_type,
+              'signature_scheme', ${w}.signature_scheme, 'headers', ${w}.headers, 'event_id', ${eventId},
+              'body', ${stored}->>'body', 'body_headers', ${stored}->'body_headers') END`;
+
+/** What a custom header's value is shown as wherever headers are shown (previews, delivery records). */
+export const maskedHeaderValue = "********";
+
+/**
+ * The body a shaped delivery sends: the one it kept (replays), the envelope's text itself, or the
+ * format's rendering of the envelope. Throws RenderError when the format cannot render it.
+ */
+export async function shapedBody(
+  shape: DeliveryShape,
+  envelopeText: string,
+): Promise<{ body: string; bodyHeaders: Record<string, string> }> {
+  if (shape.body !== null) {
+    return { body: shape.body, bodyHeaders: shape.body_headers ?? { "Content-Type": "application/json" } };
+  }
+  if (shape.format === "envelope")
+    return { body: envelopeText, bodyHeaders: { "Content-Type": "application/json" } };
+  const rendered = await renderBody(
+    shape.format,
+    {
+      envelope: JSON.parse(envelopeText),
+      template: shape.template,
+      templateContentType: shape.template_content_type,
+    },
+    { cloudeventsMode: shape.cloudevents_mode },
+  );
+  return { body: rendered.body, bodyHeaders: { "Content-Type": rendered.contentType, ...rendered.headers } };
+}
+
+/**
+ * Every header of a shaped request, in send order: the body's (Content-Type, the format's), ours
+ * (X-Webhook-Event, -Delivery, -Timestamp), the signature of the webhook's scheme when it has a secret,
+ * then the custom headers. The sender and the preview both build headers here, so they cannot differ.
+ */
+export function shapedHeaders(facts: {
+  shape: DeliveryShape;
+  bodyHeaders: Record<string, string>;
+  body: string;
+  eventType: string;
+  deliveryId: number | string;
+  timestamp: number;
+  /** The opened secret, or null when unsigned. */
+  key: string | null;
+  /** X-Webhook-Signature's value (hmac-sha256 scheme), computed by the sender's own signer. */
+  hmacSignature: string | null;
+  customHeaders: Record<string, string>;
+}): { headers: Record<string, string>; signature: string | null } {
+  const ours = deliveryHeaders({
+    eventType: facts.eventType,
+    deliveryId: facts.deliveryId,
+    timestamp: facts.timestamp,
+    signature: facts.shape.signature_scheme === "hmac-sha256" ? facts.hmacSignature : null,
+  });
+  delete ours["Content-Type"];
+  const headers: Record<string, string> = { ...facts.bodyHeaders, ...ours };
+  let signature = facts.shape.signature_scheme === "hmac-sha256" ? facts.hmacSignature : null;
+  if (facts.shape.signature_scheme === "standard-webhooks") {
+    const timestamp = String(facts.timestamp);
+    headers["webhook-id"] = facts.shape.event_id;
+    headers["webhook-timestamp"] = timestamp;
+    if (facts.key !== null) {
+      signature = standardWebhooksSignature(facts.key, facts.shape.event_id, timestamp, facts.body);
+      headers["webhook-signature"] = signature;
+    }
+  }
+  Object.assign(headers, facts.customHeaders);
+  return { headers, signature };
+}

@@ -1,0 +1,212 @@
+import { ConflictError, ValidationError } from "../errors.js";
+import { parseTemplate, TemplateSyntaxError } from "../formats/template.js";
+import { type DeliveryFormat, deliveryFormats } from "../formats/types.js";
+import { z } from "../http/openapi.js";
+import {
+  customHeadersProblems,
+  maxCustomHeaders,
+  maxHeaderNameLength,
+  maxHeaderValueLength,
+} from "./custom-headers.js";
+
+// The webhook fields that choose what a delivery looks like (docs/formats.md): all optional, each
+// defaulting to today's envelope and X-Webhook-Signature. Checks that need more than one field, or the
+// stored webhook (a template for the template format only), are in resolveFormatSettings.
+
+export const signatureSchemes = ["hmac-sha256", "standard-webhooks"] as const;
+export type SignatureScheme = (typeof signatureSchemes)[number];
+export const cloudEventsModes = ["structured", "binary"] as const;
+export type CloudEventsMode = (typeof cloudEventsModes)[number];
+export const defaultTemplateContentType = "application/json";
+/**
+ * An outer bound on a template's text (the API's 64 kB request limit comes first); the template module
+ * holds the real size and nesting bounds.
+ */
+const maxTemplateLength = 32_768;
+
+const format = z
+  .enum(deliveryFormats, { error: `format must be one of: ${deliveryFormats.join(", ")}` })
+  .openapi({ description: "The body's format; envelope (the default) is the event's own JSON body" });
+const cloudeventsMode = z
+  .enum(cloudEventsModes, { error: 'cloudevents_mode must be "structured" or "binary"' })
+  .openapi({ description: "CloudEvents HTTP binding mode (format cloudevents only); default structured" });
+const template = z
+  .string({ error: "template must be a string or null" })
+  .min(1, "template must not be empty")
+  .max(maxTemplateLength, `template must be at most ${maxTemplateLength} characters`)
+  .openapi({
+    description: "The Liquid template of the body; required for format template, refused otherwise",
+  });
+const templateContentType = z
+  .string({ error: "template_content_type must be a string" })
+  .max(255, "template_content_type must be at most 255 characters")
+  .regex(
+    /^[A-Za-z0-9][\w.+-]*\/[A-Za-z0-9][\w.+-]*(\s*;\s*[\w.+-]+=("[\x20-\x7e]*"|[\w.+-]+))*$/,
+    'template_content_type must be a media type such as "application/json" or "text/plain; charset=utf-8"',
+  )
+  .openapi({ description: `The Content-Type of a template's body; default ${defaultTemplateContentType}` });
+const signatureScheme = z
+  .enum(signatureSchemes, { error: 'signature_scheme must be "hmac-sha256" or "standard-webhooks"' })
+  .openapi({ description: "hmac-sha256 (X-Webhook-Signature, the default) or standard-webhooks" });
+// Passed as a value: propertyNames (OpenAPI 3.1) is not in the metadata type the library declares.
+const headersDocument = {
+  writeOnly: true,
+  description:
+    `Custom request headers {"Name": "value"}, at most ${maxCustomHeaders}; write-only (read back as ` +
+    "header_names), stored encrypted. null or {} removes them. Refused: Host, Content-Length, " +
+    "Transfer-Encoding, Content-Type, Content-Encoding, User-Agent, Expect, hop-by-hop headers, and names " +
+    "starting with X-Webhook-, webhook- or ce-; names are unique ignoring case.",
+  example: { Authorization: "Bearer <token>" },
+  // What the checks accept, published so the document describes it (the reserved names aside).
+  maxProperties: maxCustomHeaders,
+  propertyNames: {
+    type: "string" as const,
+    pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+    maxLength: maxHeaderNameLength,
+  },
+  additionalProperties: {
+    type: "string" as const,
+    pattern: "^[\\t\\x20-\\x7e]*$",
+    maxLength: maxHeaderValueLength,
+  },
+};
+const headers = z
+  .record(z.string(), z.string({ error: "each header value must be a string" }), {
+    error: "headers must be an object of header names and string values, or null",
+  })
+  .superRefine((value, ctx) => {
+    for (const message of customHeadersProblems(value)) ctx.addIssue({ code: "custom", message });
+  })
+  .openapi(headersDocument);
+
+/** The fields as create and update accept them (all optional; update keeps what is omitted). */
+export const formatFields = {
+  format: format.optional(),
+  cloudevents_mode: cloudeventsMode.optional(),
+  template: template.nullable().optional(),
+  template_content_type: templateContentType.nullable().optional(),
+  signature_scheme: signatureScheme.optional(),
+  headers: headers.nullable().optional(),
+};
+
+/**
+ * The template rule within one request, in JSON Schema for the OpenAPI document: a template goes with
+ * the template format. `create`: format template has a template, other formats none. `update`: a
+ * format and a template given together agree (a template alone is checked against the stored format).
+ */
+const isTemplate = { const: "template" };
+export const templateRule = {
+  create: {
+    anyOf: [
+      {
+        required: ["format", "template"],
+        properties: { format: isTemplate, template: { type: "string" as const } },
+      },
+      { properties: { format: { not: isTemplate }, template: { type: "null" as const } } },
+    ],
+  },
+  update: {
+    not: {
+      anyOf: [
+        {
+          required: ["format", "template"],
+          properties: { format: { not: isTemplate }, template: { type: "string" as const } },
+        },
+        {
+          required: ["format", "template"],
+          properties: { format: isTemplate, template: { type: "null" as const } },
+        },
+      ],
+    },
+  },
+};
+
+/** The fields as a webhook is read. */
+export const formatReadFields = {
+  format: z.enum(deliveryFormats),
+  cloudevents_mode: z.enum(cloudEventsModes),
+  template: z.string().nullable(),
+  template_content_type: z.string(),
+  signature_scheme: z.enum(signatureSchemes),
+  header_names: z
+    .array(z.string())
+    .openapi({ description: "The names of the custom headers, sorted; their values are never returned" }),
+};
+
+export interface FormatSettings {
+  format: DeliveryFormat;
+  cloudeventsMode: CloudEventsMode;
+  template: string | null;
+  templateContentType: string | null;
+  signatureScheme: SignatureScheme;
+}
+
+export const defaultFormatSettings: FormatSettings = {
+  format: "envelope",
+  cloudeventsMode: "structured",
+  template: null,
+  templateContentType: null,
+  signatureScheme: "hmac-sha256",
+};
+
+type FormatBody = {
+  format?: DeliveryFormat | undefined;
+  cloudevents_mode?: CloudEventsMode | undefined;
+  template?: string | null | undefined;
+  template_content_type?: string | null | undefined;
+  signature_scheme?: SignatureScheme | undefined;
+};
+
+const invalid = (path: string, message: string) =>
+  new ValidationError(`Invalid request: ${path}: ${message}`, [{ path, message }]);
+
+/** A request that is fine by itself but does not fit the stored webhook: 409. */
+const conflicting = (message: string) => new ConflictError(`${message}.`);
+
+/**
+ * The settings a create (over the defaults) or an update (over the stored ones) leads to, checked as a
+ * whole: a template exactly for the template format, and one that parses. Switching away from the
+ * template format drops the stored template unless the request names it. In an update, a request that
+ * is fine by itself but does not fit the stored webhook (a template for a webhook of another format, the
+ * template format for one without a template) is a conflict (409), not bad input.
+ */
+export function resolveFormatSettings(
+  body: FormatBody,
+  stored: FormatSettings,
+  options: { updating: boolean } = { updating: false },
+): FormatSettings {
+  const format = body.format ?? stored.format;
+  let template = body.template !== undefined ? body.template : stored.template;
+  if (format !== "template") {
+    if (body.template !== undefined && body.template !== null) {
+      const message = `a template is only used with format "template" (format is "${format}")`;
+      if (options.updating && body.format === undefined)
+        throw conflicting(`The webhook's format is "${format}": ${message}`);
+      throw invalid("template", message);
+    }
+    template = null;
+  } else if (template === null) {
+    const message = 'format "template" needs a template';
+    if (options.updating && (body.format === undefined || body.template === undefined)) {
+      throw conflicting(`The webhook has no template to keep: ${message}`);
+    }
+    throw invalid("template", message);
+  } else {
+    try {
+      parseTemplate(template);
+    } catch (error) {
+      if (error instanceof TemplateSyntaxError) {
+        throw invalid("template", `line ${error.line}: ${error.message}`);
+      }
+      throw error;
+    }
+  }
+  return {
+    format,
+    cloudeventsMode: body.cloudevents_mode ?? stored.cloudeventsMode,
+    template,
+    templateContentType:
+      body.template_content_type !== undefined ? body.template_content_type : stored.templateContentType,
+    signatureScheme: body.signature_scheme ?? stored.signatureScheme,
+  };
+}

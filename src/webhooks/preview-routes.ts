@@ -1,0 +1,129 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import type { Request, Response, Router } from "express";
+import type { Pool } from "../db/pool.js";
+import { MethodNotAllowedError } from "../errors.js";
+import { type DeploymentEventType, eventTypes } from "../event-types.js";
+import { z } from "../http/openapi.js";
+import { addRoute } from "../http/route.js";
+import { projectParams } from "../http/schemas.js";
+import { requireProject } from "../projects/access.js";
+import { defaultFormatSettings, resolveFormatSettings, templateRule } from "./format-fields.js";
+import { type PreviewResult, previewDelivery } from "./preview.js";
+import { createWebhookBody, webhookParams } from "./schemas.js";
+import { requireProjectWebhook } from "./service.js";
+import { formatSettingsOf, type WebhookSecrets } from "./store.js";
+
+const tag = "Webhooks";
+const emittedTypes = eventTypes.filter((type) => type.emitted).map((type) => type.event_type) as [
+  DeploymentEventType,
+  ...DeploymentEventType[],
+];
+
+const eventType = z
+  .enum(emittedTypes, { error: `event_type must be one of: ${emittedTypes.join(", ")}` })
+  .default("deployment.succeeded");
+
+const previewBody = z.strictObject({ event_type: eventType }).openapi("PreviewRequest");
+// A draft is what a create takes, nothing required (a form being filled in), plus the event to preview.
+const draftPreviewBody = createWebhookBody
+  .partial()
+  .extend({ event_type: eventType })
+  .openapi("DraftPreviewRequest", templateRule.create);
+
+const previewSchema = z
+  .object({
+    event_type: z.string(),
+    content_type: z.string().nullable(),
+    headers: z.record(z.string(), z.string()),
+    body: z.string().nullable(),
+    error: z
+      .string()
+      .optional()
+      .openapi({ description: "Why the format could not render the event; body is null then" }),
+  })
+  .openapi("Preview", {
+    description:
+      "An example event as the webhook would send it: the body exactly, and every header in send order " +
+      "(X-Webhook-Delivery 0, custom header values as ********).",
+  });
+
+const description =
+  "Renders an example event of `event_type` (default deployment.succeeded) with the webhook's format, " +
+  "signature scheme and custom headers, through the same code a delivery is sent with, and answers the " +
+  "body and headers. Sends nothing and records nothing. A format that cannot render the event answers 200 " +
+  "with `error` and a null body.";
+
+/** The preview operations (docs/api.md, Preview): of a stored webhook, and of a draft. */
+export function registerPreviewRoutes(
+  router: Router,
+  registry: OpenAPIRegistry,
+  pool: Pool,
+  secrets: WebhookSecrets,
+): void {
+  addRoute(router, registry, {
+    method: "post",
+    path: "/projects/{project_id}/webhooks/{webhook_id}/preview",
+    tag,
+    operationId: "previewWebhook",
+    summary: "Preview a webhook's delivery of an event",
+    description,
+    params: webhookParams,
+    body: previewBody,
+    responses: { 200: { description: "The rendered request", schema: previewSchema } },
+    handler: async ({ params, body, auth }): Promise<{ status: 200; body: PreviewResult }> => {
+      const { project, webhook } = await requireProjectWebhook(
+        pool,
+        auth,
+        params.project_id,
+        params.webhook_id,
+      );
+      let secret: string | null = null;
+      try {
+        secret = webhook.secret === null ? null : secrets.open(webhook.secret);
+      } catch {
+        const error = "the webhook secret cannot be decrypted with this service's keys";
+        return {
+          status: 200,
+          body: { event_type: body.event_type, content_type: null, headers: {}, body: null, error },
+        };
+      }
+      const subject = {
+        settings: formatSettingsOf(webhook),
+        secret,
+        customHeaderNames: webhook.header_names,
+      };
+      return { status: 200, body: await previewDelivery(project, subject, body.event_type) };
+    },
+  });
+
+  addRoute(router, registry, {
+    method: "post",
+    path: "/projects/{project_id}/webhooks/preview",
+    tag,
+    operationId: "previewWebhookDraft",
+    summary: "Preview a draft webhook's delivery of an event",
+    description: `${description} The request holds the fields of a webhook create (none required), as a form has them before saving; they are checked as a create checks them.`,
+    params: projectParams,
+    body: draftPreviewBody,
+    responses: { 200: { description: "The rendered request", schema: previewSchema } },
+    handler: async ({ params, body, auth }) => {
+      const project = await requireProject(pool, auth, params.project_id);
+      const subject = {
+        settings: resolveFormatSettings(body, defaultFormatSettings),
+        secret: body.secret ?? null,
+        customHeaderNames: Object.keys(body.headers ?? {}).sort(),
+      };
+      return { status: 200, body: await previewDelivery(project, subject, body.event_type) };
+    },
+  });
+
+  // Any other method on the draft's path would reach the routes of /webhooks/{webhook_id} ("preview" is
+  // no id: a 400): answered here as every path answers a method it does not serve.
+  router.all("/projects/:project_id/webhooks/preview", (req: Request, res: Response) => {
+    if (req.method === "OPTIONS") {
+      res.set("Allow", "POST").status(204).end();
+      return;
+    }
+    throw new MethodNotAllowedError(`${req.method} is not allowed on /api${req.path}; use POST.`, "POST");
+  });
+}
