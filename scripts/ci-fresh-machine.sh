@@ -17,13 +17,26 @@ rev=${1:-HEAD}
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 commit=$(git -C "$repo" rev-parse --verify "$rev^{commit}")
 
-# What .ci/run and the suites install when it is missing (and a new machine does not have).
+# What .ci/run and the suites install when it is missing, none of which a new machine has.
 packages=(prometheus chromium podman mmdebstrap runc containerd conntrack nfacct nftables
-  containernetworking-plugins iptables libc6-dev)
+  containernetworking-plugins iptables)
 removed=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f '${Status}' "$package" 2>/dev/null | grep -q "ok installed" && removed+=("$package")
 done
+# Nothing beyond that list may go with them: a package of the machine's own that depends on one of
+# them would not come back. Asked of apt first, without changing anything.
+if [[ ${#removed[@]} -gt 0 ]]; then
+  mapfile -t taken < <(apt-get remove -s "${removed[@]}" 2>/dev/null | awk '/^Remv /{print $2}')
+  others=()
+  for package in "${taken[@]}"; do
+    [[ " ${removed[*]} " == *" $package "* ]] || others+=("$package")
+  done
+  if [[ ${#others[@]} -gt 0 ]]; then
+    echo "ci-fresh-machine: removing ${removed[*]} would also remove ${others[*]}; stopping, nothing changed" >&2
+    exit 1
+  fi
+fi
 
 fresh=$(mktemp -d /var/tmp/ci-fresh-machine.XXXXXX)
 policy=/usr/sbin/policy-rc.d
@@ -37,7 +50,7 @@ put_back() {
   done
   if [[ ${#missing[@]} -gt 0 ]]; then
     echo "ci-fresh-machine: reinstalling what the run did not: ${missing[*]}" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >/dev/null ||
       echo "ci-fresh-machine: reinstalling failed; install them yourself: ${missing[*]}" >&2
   fi
   if [[ -n "$policy_saved" ]]; then cp -p "$policy_saved" "$policy"; else rm -f "$policy"; fi
@@ -49,7 +62,7 @@ if [[ ${#removed[@]} -gt 0 ]]; then
   echo "ci-fresh-machine: removing ${removed[*]}" >&2
   # The removal must not stop or start services either; the policy below is the one a new machine has.
   printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy"
-  DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "${removed[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq -o DPkg::Lock::Timeout=600 "${removed[@]}" >/dev/null
 fi
 printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy"
 
