@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { keyWeakness, minimumKeyBits, minimumKeyLength } from "../api-keys/key-strength.js";
 import { readDatabaseUrlFile } from "../db/database-url-file.js";
 import { parseAllowList } from "../delivery-engine/destination-policy.js";
 import type { DeliverySettings } from "../delivery-engine/engine.js";
@@ -82,10 +83,14 @@ export const configSchema = z.object({
     .describe("Loopback port of the embedded Postgres."),
   API_KEY: z
     .string()
-    .min(16, "API_KEY must be at least 16 characters")
+    .superRefine((key, ctx) => {
+      const weakness = keyWeakness(key, "the key");
+      if (weakness) ctx.addIssue({ code: "custom", message: weakness });
+    })
     .optional()
+    .meta({ accepts: `at least ${minimumKeyLength} characters and ${minimumKeyBits} bits (see Security)` })
     .describe(
-      "An admin API key (at least 16 characters), registered by its digest at start-up. With no key configured and none stored, one is generated and printed once.",
+      "An admin API key, registered by its digest at start-up. Start-up refuses a weak one: it needs at least 24 characters and an estimated 96 bits (length × log2 of its different characters), which `openssl rand -hex 24` gives. With no key configured and none stored, one is generated and printed once.",
     ),
   API_KEY_FILE: z
     .string()
