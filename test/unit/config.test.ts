@@ -44,7 +44,17 @@ describe("loadConfig", () => {
 
   it("applies the documented defaults to an empty environment", () => {
     expect(loadConfig({})).toMatchObject({
-      http: { host: "0.0.0.0", port: 8080 },
+      http: {
+        host: "0.0.0.0",
+        port: 8080,
+        bounds: {
+          maxConnections: 4096,
+          headersTimeoutMs: 10_000,
+          requestTimeoutMs: 30_000,
+          keepAliveTimeoutMs: 5_000,
+        },
+        authFailuresPerMinute: 60,
+      },
       logLevel: "info",
       database: { url: undefined, poolSize: 10, dataDir: ".data", embeddedPort: 5433 },
       apiKey: { value: undefined, file: undefined },
@@ -80,7 +90,7 @@ describe("loadConfig", () => {
       DELIVERY_TIMEOUT_MS: "5000",
       DELIVERY_ALLOW_PRIVATE_NETWORKS: "false",
     });
-    expect(config.http).toEqual({ host: "127.0.0.1", port: 9000 });
+    expect(config.http).toMatchObject({ host: "127.0.0.1", port: 9000 });
     expect(config.logLevel).toBe("debug");
     expect(config.database).toMatchObject({ url: "postgres://u:p@db.example:5432/wo", poolSize: 3 });
     expect(config.apiKey).toEqual({
@@ -137,6 +147,12 @@ describe("loadConfig", () => {
     expect(loadConfig({ API_KEY: key }).apiKey.value).toBe(key);
   });
 
+  it("refuses a header timeout longer than the request timeout that contains it", () => {
+    expect(configError({ HTTP_HEADERS_TIMEOUT_MS: "40000" }).message).toContain(
+      "HTTP_HEADERS_TIMEOUT_MS: 40000 is longer than HTTP_REQUEST_TIMEOUT_MS (30000)",
+    );
+  });
+
   it("reads DELIVERY_ALLOWED_DESTINATIONS as a comma-separated allow-list", () => {
     const { allowedDestinations } = loadConfig({
       DELIVERY_ALLOWED_DESTINATIONS: " 10.96.0.0/12, ,fd00::1,.svc.cluster.local ",
@@ -172,7 +188,7 @@ describe("loadConfig", () => {
       LOG_LEVEL: "",
       DELIVERY_ALLOW_PRIVATE_NETWORKS: "",
     });
-    expect(config.http).toEqual({ host: "0.0.0.0", port: 8080 });
+    expect(config.http).toMatchObject({ host: "0.0.0.0", port: 8080 });
     expect(config.database.url).toBeUndefined();
     expect(config.apiKey).toEqual({ value: undefined, file: undefined });
     expect(config.logLevel).toBe("info");
