@@ -1,0 +1,132 @@
+import { fork } from "node:child_process";
+import { once } from "node:events";
+import { readFileSync } from "node:fs";
+import { setPriority } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { apiKey, createWebhooks, sleep, startDatabase, startService } from "./harness.js";
+import type { Figure } from "./scenarios.js";
+
+// Tenant B lists its webhooks, one request after another, with a key limited to its project: quiet
+// for 15 s, then for 30 s while a peer without any key holds 7,000 connections that trickle a request
+// head (more than HTTP_MAX_CONNECTIONS, 4,096) and 200 that trickle a body after the 401. Figures of
+// issue 41's "connections without a key can use up the process".
+
+const idleConnections = 7_000;
+const tricklingPosts = 200;
+const quietMs = 15_000;
+const attackMs = 30_000;
+
+interface Attack {
+  opened: number;
+  refused: number;
+  peakOpen: number;
+  longestIdleMs: number;
+  longestPostMs: number;
+}
+
+/** B's requests for `ms`: latencies of those answered 200, and how many were not. */
+async function tenantB(
+  url: string,
+  key: string,
+  ms: number,
+): Promise<{ latencies: number[]; failed: number }> {
+  const latencies: number[] = [];
+  let failed = 0;
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const started = performance.now();
+    try {
+      const res = await fetch(url, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(10_000),
+      });
+      await res.arrayBuffer();
+      if (res.status === 200) latencies.push(performance.now() - started);
+      else failed += 1;
+    } catch {
+      failed += 1;
+    }
+    await sleep(5);
+  }
+  return { latencies, failed };
+}
+
+const p99 = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.99)] ?? Number.POSITIVE_INFINITY;
+
+const rssMiB = (pid: number | undefined) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+
+export async function slowloris(): Promise<Figure[]> {
+  const name = `${idleConnections} idle + ${tricklingPosts} trickling POSTs without a key`;
+  const db = await startDatabase();
+  try {
+    const service = await startService(db.url);
+    const project = await createWebhooks(service, ["https://b.example/1", "https://b.example/2"]);
+    const issued = await fetch(`${service.url}/api/api-keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "tenant B", project_ids: [project] }),
+    });
+    const keyOfB = ((await issued.json()) as { key: string }).key;
+    const listOfB = `${service.url}/api/projects/${project}/webhooks`;
+
+    const quiet = await tenantB(listOfB, keyOfB, quietMs);
+    const attacker = fork(path.join(path.dirname(fileURLToPath(import.meta.url)), "slowloris-attacker.ts"), [
+      new URL(service.url).port,
+      String(idleConnections),
+      String(tricklingPosts),
+    ]);
+    // A real attacker brings its own CPU; on this one machine it runs at the lowest priority, so what
+    // B sees is the service's doing and not two processes sharing the same cores.
+    if (attacker.pid) setPriority(attacker.pid, 19);
+    let peakRss = 0;
+    const sampling = setInterval(() => (peakRss = Math.max(peakRss, rssMiB(service.child.pid))), 1_000);
+    const during = await tenantB(listOfB, keyOfB, attackMs);
+    clearInterval(sampling);
+    attacker.send("stop");
+    const [attack] = (await once(attacker, "message")) as [Attack];
+    service.child.kill("SIGTERM");
+    await service.exited;
+
+    const ratio = p99(during.latencies) / p99(quiet.latencies);
+    const ms = (value: number) => `${value.toFixed(1)} ms`;
+    return [
+      { scenario: name, figure: "B's p99, quiet", value: ms(p99(quiet.latencies)), bound: "—", ok: true },
+      {
+        scenario: name,
+        figure: `B's p99 during (${during.latencies.length} requests) ÷ quiet`,
+        value: `${ms(p99(during.latencies))}, ${ratio.toFixed(2)}×`,
+        bound: "< 3×",
+        ok: ratio < 3,
+      },
+      figure(name, "B's requests failed, quiet and during", quiet.failed + during.failed, 0),
+      figure(name, "longest hold of a connection trickling its head", attack.longestIdleMs, 12_000, " ms"),
+      figure(
+        name,
+        "longest hold of a POST trickling its body, after its 401",
+        attack.longestPostMs,
+        1_000,
+        " ms",
+      ),
+      figure(
+        name,
+        `attack connections opened (peak open ${attack.peakOpen})`,
+        attack.opened,
+        Number.POSITIVE_INFINITY,
+      ),
+      figure(name, "service's peak resident memory", Math.round(peakRss), 512, " MiB"),
+    ];
+  } finally {
+    await db.close();
+  }
+}
+
+const figure = (scenario: string, name: string, value: number, max: number, unit = ""): Figure => ({
+  scenario,
+  figure: name,
+  value: `${Math.round(value)}${unit}`,
+  bound: max === Number.POSITIVE_INFINITY ? "—" : `≤ ${max}${unit}`,
+  ok: value <= max,
+});
