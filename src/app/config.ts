@@ -113,7 +113,7 @@ export const configSchema = z.object({
       if (weakness) ctx.addIssue({ code: "custom", message: weakness });
     })
     .optional()
-    .meta({ accepts: `at least ${minimumKeyLength} characters and ${minimumKeyBits} bits (see Security)` })
+    .meta({ accepts: `at least ${minimumKeyLength} characters and an estimated ${minimumKeyBits} bits` })
     .describe(
       "An admin API key, registered by its digest at start-up. Start-up refuses a weak one: it needs at least 24 characters and an estimated 96 bits (length × log2 of its different characters), which `openssl rand -hex 24` gives. With no key configured and none stored, one is generated and printed once.",
     ),
