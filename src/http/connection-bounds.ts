@@ -27,15 +27,21 @@ export function boundedServerOptions(bounds: HttpBounds): ServerOptions {
   };
 }
 
-/** Keeps at most `limit` connections open, closing the ones that serve nothing to make room. */
-export function shedConnections(
-  server: Server,
-  limit: number,
-  headersTimeoutMs: number,
-  logger: Logger,
-): void {
+/**
+ * Keeps at most HTTP_MAX_CONNECTIONS open (fewer when the process's file handles would not allow it),
+ * closing the ones that serve nothing to make room, and closes silent connections at the header timeout.
+ */
+export function boundConnections(server: Server, bounds: HttpBounds, logger: Logger): void {
+  const limit = connectionLimitWithin(bounds.maxConnections);
+  if (limit < bounds.maxConnections) {
+    logger.warn(
+      { configured: bounds.maxConnections, limit },
+      "HTTP_MAX_CONNECTIONS lowered to leave file handles for the database and deliveries (raise the limit of open files to allow more)",
+    );
+  }
   const waiting = new Set<Socket>(); // no request yet, oldest first
   const idle = new Set<Socket>(); // between keep-alive requests, least recently used first
+  const serving = new Map<Socket, number>(); // requests in progress (pipelined ones included)
   let open = 0;
   let warnedAt = Number.NEGATIVE_INFINITY;
   server.on("connection", (socket: Socket) => {
@@ -44,6 +50,7 @@ export function shedConnections(
       open -= 1;
       waiting.delete(socket);
       idle.delete(socket);
+      serving.delete(socket);
     });
     if (open > limit) {
       const victim = first(waiting) ?? first(idle) ?? socket;
@@ -59,15 +66,18 @@ export function shedConnections(
     }
     // Node's header timeout starts at a request's first byte: a connection that sends nothing at all
     // would be held for ever without this.
-    socket.setTimeout(headersTimeoutMs);
+    socket.setTimeout(bounds.headersTimeoutMs);
     waiting.add(socket);
   });
   server.on("request", (req, res) => {
     const socket = req.socket;
     if (waiting.delete(socket)) socket.setTimeout(0);
     idle.delete(socket);
+    serving.set(socket, (serving.get(socket) ?? 0) + 1);
     res.once("close", () => {
-      if (!socket.destroyed) idle.add(socket);
+      const left = (serving.get(socket) ?? 1) - 1;
+      if (left > 0) serving.set(socket, left);
+      else if (serving.delete(socket) && !socket.destroyed) idle.add(socket);
     });
   });
 }
