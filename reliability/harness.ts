@@ -53,10 +53,20 @@ export interface Service {
   ready(): Promise<boolean>;
 }
 
-/** `webhook-operator serve` against `databaseUrl`; resolves once it listens. */
-export async function startService(databaseUrl: string, env: Record<string, string> = {}): Promise<Service> {
+/**
+ * `webhook-operator serve` against `databaseUrl`; resolves once it listens. `openFiles` lowers the
+ * process's limit of open files (`ulimit -n`), so that a scenario can reach it.
+ */
+export async function startService(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  openFiles?: number,
+): Promise<Service> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["dist/server/main.js", "serve"], {
+  const command = [process.execPath, "dist/server/main.js", "serve"];
+  if (openFiles !== undefined) command.unshift("sh", "-c", `ulimit -n ${openFiles} && exec "$0" "$@"`);
+  const [file = "", ...args] = command;
+  const child = spawn(file, args, {
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: databaseUrl,

@@ -1,4 +1,4 @@
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler } from "express";
 import type { Pool } from "../db/pool.js";
 import { ServiceUnavailableError, UnauthorizedError } from "../errors.js";
 import type { ApiKeyAuth, KubernetesTokenAuth } from "../http/auth-context.js";
@@ -6,6 +6,7 @@ import { requiredAccess } from "../kube-auth/request-access.js";
 import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
 import { looksLikeKubernetesToken } from "../kube-auth/token-shape.js";
 import { metrics } from "../metrics.js";
+import { AuthenticationPacedError, type AuthPacer } from "./auth-pacing.js";
 import { hashApiKey, hashesEqual } from "./keys.js";
 import { findApiKeyByHash, touchApiKey } from "./store.js";
 
@@ -47,30 +48,55 @@ function outcomeOf(error: unknown): "rejected" | "unavailable" {
 /**
  * Resolves `Authorization: Bearer <credential>` into res.locals.auth, or answers 401 (503 when the
  * Kubernetes API server cannot review a token). A JWT-shaped credential is a Kubernetes token, anything
- * else an API key: keys are never sent to the API server, tokens never looked up as keys.
+ * else an API key: keys are never sent to the API server, tokens never looked up as keys. A source with
+ * too many refused credentials is answered 429 without its credential being checked (auth-pacing.ts).
  */
-export function authenticate(pool: Pool, reviewer: KubernetesTokenReviewer | undefined): RequestHandler {
+export function authenticate(
+  pool: Pool,
+  reviewer: KubernetesTokenReviewer | undefined,
+  pacer?: AuthPacer,
+): RequestHandler {
   return async (req, res, next) => {
-    const header = req.headers.authorization;
-    if (!header)
-      throw new UnauthorizedError(
-        "Missing credentials. Send an API key or a Kubernetes token as 'Authorization: Bearer <credential>'.",
-      );
-    const match = bearer.exec(header);
-    if (!match?.[1])
-      throw new UnauthorizedError("Malformed Authorization header. Expected 'Bearer <credential>'.");
-    const credential = match[1];
-    const method = looksLikeKubernetesToken(credential) ? "kubernetes_token" : "api_key";
     try {
-      res.locals.auth =
-        method === "api_key"
-          ? await authenticateKey(pool, credential)
-          : await authenticateToken(reviewer, credential, req);
+      pacer?.check(req.socket.remoteAddress);
+      res.locals.auth = await credentialOf(pool, reviewer, req, pacer);
     } catch (error) {
-      metrics.authentications.inc({ method, outcome: outcomeOf(error) });
+      // The body of a request that failed authentication is never read: the connection closes once
+      // the answer is sent, so a client trickling a body holds nothing.
+      res.set("Connection", "close");
+      if (error instanceof AuthenticationPacedError) res.set("Retry-After", String(error.retryAfterSeconds));
       throw error;
     }
-    metrics.authentications.inc({ method, outcome: "success" });
     next();
   };
+}
+
+async function credentialOf(
+  pool: Pool,
+  reviewer: KubernetesTokenReviewer | undefined,
+  req: Request,
+  pacer: AuthPacer | undefined,
+): Promise<ApiKeyAuth | KubernetesTokenAuth> {
+  const header = req.headers.authorization;
+  if (!header)
+    throw new UnauthorizedError(
+      "Missing credentials. Send an API key or a Kubernetes token as 'Authorization: Bearer <credential>'.",
+    );
+  const match = bearer.exec(header);
+  if (!match?.[1])
+    throw new UnauthorizedError("Malformed Authorization header. Expected 'Bearer <credential>'.");
+  const credential = match[1];
+  const method = looksLikeKubernetesToken(credential) ? "kubernetes_token" : "api_key";
+  try {
+    const auth =
+      method === "api_key"
+        ? await authenticateKey(pool, credential)
+        : await authenticateToken(reviewer, credential, req);
+    metrics.authentications.inc({ method, outcome: "success" });
+    return auth;
+  } catch (error) {
+    metrics.authentications.inc({ method, outcome: outcomeOf(error) });
+    if (error instanceof UnauthorizedError) pacer?.failed(req.socket.remoteAddress, error.message);
+    throw error;
+  }
 }

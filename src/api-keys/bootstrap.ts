@@ -3,6 +3,7 @@ import type { Pool } from "../db/pool.js";
 import { withTransaction } from "../db/pool.js";
 import { looksLikeKubernetesToken } from "../kube-auth/token-shape.js";
 import type { Logger } from "../logger.js";
+import { keyWeakness } from "./key-strength.js";
 import { generateApiKey, hashApiKey } from "./keys.js";
 import { countApiKeys, ensureApiKey, insertApiKey } from "./store.js";
 
@@ -22,7 +23,11 @@ export async function bootstrapApiKey(
 ): Promise<void> {
   const configured = config.value ?? (config.file ? (await readFile(config.file, "utf8")).trim() : undefined);
   if (configured !== undefined) {
-    if (configured.length < 16) throw new Error("The configured API key must be at least 16 characters.");
+    const weakness = keyWeakness(
+      configured,
+      config.value ? "API_KEY" : `the key in API_KEY_FILE (${config.file})`,
+    );
+    if (weakness) throw new Error(weakness);
     if (looksLikeKubernetesToken(configured)) {
       throw new Error(
         "The configured API key has the shape of a JWT, which /api reads as a Kubernetes token. Choose a key without dots.",

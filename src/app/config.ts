@@ -1,8 +1,10 @@
 import { z } from "zod";
+import { keyWeakness, minimumKeyBits, minimumKeyLength } from "../api-keys/key-strength.js";
 import { readDatabaseUrlFile } from "../db/database-url-file.js";
 import { parseAllowList } from "../delivery-engine/destination-policy.js";
 import type { DeliverySettings } from "../delivery-engine/engine.js";
 import { longestSendMs } from "../delivery-engine/timing.js";
+import type { HttpBounds } from "../http/connection-bounds.js";
 import type { TokenAuthSettings } from "../kube-auth/reviewer.js";
 import type { LogFormat } from "../logger.js";
 import type { KubernetesMode } from "../operator/kube-config.js";
@@ -43,6 +45,30 @@ export const configSchema = z.object({
     .default("0.0.0.0")
     .describe("Address the HTTP listener binds: `/api`, the dashboard, `/metrics`, `/healthz`, `/readyz`."),
   PORT: wholeNumber(0, 65_535).default(8080).describe("Port of the HTTP listener (`0`: any free port)."),
+  // What a peer without a key can hold of the HTTP server, and how often a source may fail to authenticate.
+  HTTP_MAX_CONNECTIONS: wholeNumber(1, 1_000_000)
+    .default(4_096)
+    .describe(
+      "Open HTTP connections at most (lowered to leave 1024 of the process's file handles free). Past it, connections not serving a request are closed to make room, those that never sent a complete request first, so idle peers cannot lock out clients with a key.",
+    ),
+  HTTP_HEADERS_TIMEOUT_MS: wholeNumber(1_000, 600_000)
+    .default(10_000)
+    .describe(
+      "How long a connection may take to send a complete request head, from the moment it opens (or its first byte after a keep-alive pause); then it is closed (408).",
+    ),
+  HTTP_REQUEST_TIMEOUT_MS: wholeNumber(1_000, 3_600_000)
+    .default(30_000)
+    .describe(
+      "How long a client may take to send a whole request, body included (at least `HTTP_HEADERS_TIMEOUT_MS`); then it is answered 408 and closed. Answers may take longer (a replay waits for its send).",
+    ),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: wholeNumber(1_000, 600_000)
+    .default(5_000)
+    .describe("How long an idle keep-alive connection is kept open for its next request."),
+  AUTH_FAILURES_PER_MINUTE: wholeNumber(0, 1_000_000)
+    .default(60)
+    .describe(
+      "Refused credentials one source address (an IPv6 one by its /64) may present in a minute; past it the address is answered 429 with `Retry-After`, its credentials unchecked, until the minute ends, and one warning names it. `0` turns pacing off.",
+    ),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info")
@@ -83,10 +109,14 @@ export const configSchema = z.object({
     .describe("Loopback port of the embedded Postgres."),
   API_KEY: z
     .string()
-    .min(16, "API_KEY must be at least 16 characters")
+    .superRefine((key, ctx) => {
+      const weakness = keyWeakness(key, "the key");
+      if (weakness) ctx.addIssue({ code: "custom", message: weakness });
+    })
     .optional()
+    .meta({ accepts: `at least ${minimumKeyLength} characters and an estimated ${minimumKeyBits} bits` })
     .describe(
-      "An admin API key (at least 16 characters), registered by its digest at start-up. With no key configured and none stored, one is generated and printed once.",
+      "An admin API key, registered by its digest at start-up. Start-up refuses a weak one: it needs at least 24 characters and an estimated 96 bits (length × log2 of its different characters), which `openssl rand -hex 24` gives. With no key configured and none stored, one is generated and printed once.",
     ),
   API_KEY_FILE: z
     .string()
@@ -291,7 +321,7 @@ export const configSchema = z.object({
 export type Env = z.input<typeof configSchema>;
 
 export interface Config {
-  http: { host: string; port: number };
+  http: { host: string; port: number; bounds: HttpBounds; authFailuresPerMinute: number };
   logLevel: string;
   logFormat: LogFormat;
   database: { url: string | undefined; poolSize: number; dataDir: string; embeddedPort: number };
@@ -362,13 +392,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       "Invalid configuration:\n  DELIVERY_ALLOWED_DESTINATIONS_ONLY: true lets deliveries reach only what DELIVERY_ALLOWED_DESTINATIONS names, and it names nothing. Set DELIVERY_ALLOWED_DESTINATIONS (networks and host names, comma-separated) or turn DELIVERY_ALLOWED_DESTINATIONS_ONLY off.",
     );
   }
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(
+      `Invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: ${e.HTTP_HEADERS_TIMEOUT_MS} is longer than HTTP_REQUEST_TIMEOUT_MS (${e.HTTP_REQUEST_TIMEOUT_MS}), which covers the whole request, head included. Lower it or raise HTTP_REQUEST_TIMEOUT_MS.`,
+    );
+  }
   if (e.DELIVERY_LEASE_MS < longestSendMs(e.DELIVERY_TIMEOUT_MS)) {
     throw new ConfigError(
       `Invalid configuration:\n  DELIVERY_LEASE_MS: ${e.DELIVERY_LEASE_MS} cannot cover a send: with DELIVERY_TIMEOUT_MS=${e.DELIVERY_TIMEOUT_MS} a send (connect, request, response) can take ${longestSendMs(e.DELIVERY_TIMEOUT_MS)} ms, and a lease that ends first lets another replica send the same delivery again. Set DELIVERY_LEASE_MS to at least ${longestSendMs(e.DELIVERY_TIMEOUT_MS)} or lower DELIVERY_TIMEOUT_MS.`,
     );
   }
   return {
-    http: { host: e.HOST, port: e.PORT },
+    http: {
+      host: e.HOST,
+      port: e.PORT,
+      bounds: {
+        maxConnections: e.HTTP_MAX_CONNECTIONS,
+        headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+        requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+        keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      },
+      authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     database: {

@@ -1,5 +1,6 @@
 import express, { type Express, type RequestHandler, Router } from "express";
 import { authenticate } from "../api-keys/auth.js";
+import { createAuthPacer } from "../api-keys/auth-pacing.js";
 import { registerApiKeyRoutes } from "../api-keys/routes.js";
 import type { Pool } from "../db/pool.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
@@ -44,6 +45,8 @@ export interface AppDependencies {
   retryDelaysMs?: number[];
   /** METRICS_TOKEN and METRICS_CACHE_MS. */
   metrics?: MetricsEndpointSettings;
+  /** AUTH_FAILURES_PER_MINUTE: refused credentials per source before it is paced; unset, no pacing. */
+  authFailuresPerMinute?: number;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -69,6 +72,7 @@ export function createApp({
   kubernetes = false,
   retryDelaysMs = defaultRetryDelaysMs,
   metrics = {},
+  authFailuresPerMinute,
 }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
@@ -79,7 +83,8 @@ export function createApp({
 
   const registry = createRegistry();
   const api = Router();
-  api.use(authenticate(pool, tokenReviewer));
+  const pacer = authFailuresPerMinute ? createAuthPacer(authFailuresPerMinute, logger) : undefined;
+  api.use(authenticate(pool, tokenReviewer, pacer));
   api.use(express.json({ limit: requestBodyLimit }));
   registerWebhookRoutes(api, registry, pool, {
     destinationPolicy,

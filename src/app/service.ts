@@ -8,6 +8,7 @@ import { migrate } from "../db/migrate.js";
 import { createPool, type Pool } from "../db/pool.js";
 import { destinationPolicyOf } from "../delivery-engine/destination-policy.js";
 import { createDeliveryEngine, type DeliveryEngine } from "../delivery-engine/engine.js";
+import { boundConnections, boundedServerOptions } from "../http/connection-bounds.js";
 import type { Logger } from "../logger.js";
 import { loadKubeConfig, operatorNamespace } from "../operator/kube-config.js";
 import type { RunningOperator } from "../operator/operator.js";
@@ -171,8 +172,11 @@ export async function startService(
     kubernetes: operator !== undefined,
     retryDelaysMs: config.delivery.retryDelaysMs,
     metrics: config.metrics,
+    authFailuresPerMinute: config.http.authFailuresPerMinute,
   });
-  const server = createServer(app);
+  const { bounds } = config.http;
+  const server = createServer(boundedServerOptions(bounds), app);
+  boundConnections(server, bounds, logger);
   const address = await listen(server, config.http.host, config.http.port);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`;

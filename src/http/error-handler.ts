@@ -9,15 +9,24 @@ import {
   ValidationError,
 } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { cutShort, describedIssuesLimit, issueMessage } from "./cut-short.js";
 
-/** Describes zod issues as `path: message` lines a user can act on. */
+/**
+ * Describes zod issues as `path: message` lines a user can act on; names the client chose (unknown
+ * fields, keys of maps) are quoted cut short, and past a few problems the rest are counted.
+ */
 export function validationErrorFrom(error: ZodError, where: string): ValidationError {
-  const details = error.issues.map((issue) => ({
-    path: [where, ...issue.path.map(String)].join("."),
-    message: issue.message,
+  const described = error.issues.slice(0, describedIssuesLimit);
+  const details = described.map((issue) => ({
+    path: [where, ...issue.path.map((segment) => cutShort(String(segment)))].join("."),
+    message: issueMessage(issue),
   }));
+  const more = error.issues.length - described.length;
   const summary = details.map((detail) => `${detail.path}: ${detail.message}`).join("; ");
-  return new ValidationError(`Invalid request: ${summary}`, details);
+  return new ValidationError(
+    `Invalid request: ${summary}${more > 0 ? `; and ${more} more problems` : ""}`,
+    details,
+  );
 }
 
 /** body-parser reports its failures as errors with a `type`; map the ones a client can cause. */

@@ -56,6 +56,11 @@ export interface ResponseDefinition {
 const commonErrors: Record<number, ResponseDefinition> = {
   400: { description: "Invalid input" },
   401: { description: "Missing or invalid API key" },
+  429: {
+    description:
+      "Too many refused credentials from this address this minute; try again after Retry-After seconds",
+    headers: { "Retry-After": { description: "Seconds until the address may authenticate again" } },
+  },
   404: { description: "Unknown id, or an id of another project" },
 };
 

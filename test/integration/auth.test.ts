@@ -405,18 +405,30 @@ describe("bootstrapApiKey (real database)", () => {
     expect(printed).toEqual([]);
   });
 
-  it("rejects a configured key that is too short and stores nothing", async () => {
-    const pool = await freshPool();
-    const file = path.join(tempDir, "short-key");
-    await writeFile(file, "short-key\n");
-    const printed: string[] = [];
-    await expect(
-      bootstrapApiKey(pool, { value: "too-short", file: undefined }, logger, (line) => printed.push(line)),
-    ).rejects.toThrow(/at least 16 characters/);
-    await expect(
-      bootstrapApiKey(pool, { value: undefined, file }, logger, (line) => printed.push(line)),
-    ).rejects.toThrow(/at least 16 characters/);
-    expect(printed).toEqual([]);
-    expect(await keyCount(pool)).toBe(0);
-  });
+  it.each([
+    ["too short", "short-key-0123", /is 14 characters long; it must have at least 24/],
+    // 16 characters were enough before; a key of that length is within reach of an online guesser.
+    ["16 characters", "0123456789abcdef", /is 16 characters long; it must have at least 24/],
+    ["long but repetitive", "abcabcabcabcabcabcabcabcabcabc", /too few different characters/],
+  ])(
+    "rejects a configured key that is %s, says how to make one, and stores nothing",
+    async (_name, key, why) => {
+      const pool = await freshPool();
+      const file = path.join(tempDir, "weak-key");
+      await writeFile(file, `${key}\n`);
+      const printed: string[] = [];
+      const fromValue = bootstrapApiKey(pool, { value: key, file: undefined }, logger, (line) =>
+        printed.push(line),
+      );
+      await expect(fromValue).rejects.toThrow(why);
+      await expect(fromValue).rejects.toThrow(/^API_KEY .*openssl rand -hex 24/);
+      const fromFile = bootstrapApiKey(pool, { value: undefined, file }, logger, (line) =>
+        printed.push(line),
+      );
+      await expect(fromFile).rejects.toThrow(why);
+      await expect(fromFile).rejects.not.toThrow(key);
+      expect(printed).toEqual([]);
+      expect(await keyCount(pool)).toBe(0);
+    },
+  );
 });

@@ -144,6 +144,40 @@ describe("bodies: content types, sizes, nesting", () => {
   });
 });
 
+describe("unknown field names: quoted back cut short", () => {
+  it("answers a 60 KB body of long unknown field names with a short message naming a few", async () => {
+    const names = Array.from({ length: 600 }, (_, i) => `${String(i).padStart(3, "0")}${"k".repeat(97)}`);
+    const body = {
+      url: "https://e.com",
+      events: ["deployment.failed"],
+      ...Object.fromEntries(names.map((n) => [n, 1])),
+    };
+    expect(JSON.stringify(body).length).toBeGreaterThan(60_000);
+    const before = await snapshot(open.pool);
+    const response = await open.api("POST", webhooks(), { body });
+    expect(response.status).toBe(400);
+    expect(await snapshot(open.pool)).toEqual(before);
+    // Was 120 KB: every name quoted whole, twice (message and details).
+    expect(response.text.length).toBeLessThan(2_000);
+    expect(response.body.error.details).toEqual([
+      {
+        path: "body",
+        message: `Unrecognized keys: ${names
+          .slice(0, 5)
+          .map((n) => `"${n.slice(0, 40)}…"`)
+          .join(", ")} and 595 more`,
+      },
+    ]);
+  });
+
+  it("describes twenty problems of a body with thousands, and counts the rest", async () => {
+    const body = { name: "many", project_ids: Array.from({ length: 5_000 }, () => "x") };
+    const message = await expectRefused(open, "POST", "/api-keys", { body }, 400);
+    expect(message).toMatch(/; and 4980 more problems$/);
+    expect(message.length).toBeLessThan(3_000);
+  });
+});
+
 describe("names: text Postgres can hold", () => {
   // Found by the schemathesis fuzz: a NUL in an API key's name reached the insert and answered 500.
   it.each([

@@ -44,7 +44,17 @@ describe("loadConfig", () => {
 
   it("applies the documented defaults to an empty environment", () => {
     expect(loadConfig({})).toMatchObject({
-      http: { host: "0.0.0.0", port: 8080 },
+      http: {
+        host: "0.0.0.0",
+        port: 8080,
+        bounds: {
+          maxConnections: 4096,
+          headersTimeoutMs: 10_000,
+          requestTimeoutMs: 30_000,
+          keepAliveTimeoutMs: 5_000,
+        },
+        authFailuresPerMinute: 60,
+      },
       logLevel: "info",
       database: { url: undefined, poolSize: 10, dataDir: ".data", embeddedPort: 5433 },
       apiKey: { value: undefined, file: undefined },
@@ -75,15 +85,18 @@ describe("loadConfig", () => {
       LOG_LEVEL: "debug",
       DATABASE_URL: "postgres://u:p@db.example:5432/wo",
       DATABASE_POOL_SIZE: "3",
-      API_KEY: "0123456789abcdef",
+      API_KEY: "0123456789abcdef0123456789abcdef",
       API_KEY_FILE: "/run/secrets/api-key",
       DELIVERY_TIMEOUT_MS: "5000",
       DELIVERY_ALLOW_PRIVATE_NETWORKS: "false",
     });
-    expect(config.http).toEqual({ host: "127.0.0.1", port: 9000 });
+    expect(config.http).toMatchObject({ host: "127.0.0.1", port: 9000 });
     expect(config.logLevel).toBe("debug");
     expect(config.database).toMatchObject({ url: "postgres://u:p@db.example:5432/wo", poolSize: 3 });
-    expect(config.apiKey).toEqual({ value: "0123456789abcdef", file: "/run/secrets/api-key" });
+    expect(config.apiKey).toEqual({
+      value: "0123456789abcdef0123456789abcdef",
+      file: "/run/secrets/api-key",
+    });
     expect(config.delivery.timeoutMs).toBe(5000);
     expect(config.delivery.allowPrivateNetworks).toBe(false);
     expect(loadConfig({ DATABASE_URL: "postgresql://h/db" }).database.url).toBe("postgresql://h/db");
@@ -117,6 +130,27 @@ describe("loadConfig", () => {
   ])("rejects %s=%s with a ConfigError naming the variable", (name, value) => {
     const error = configError({ [name]: value });
     expect(error.message).toContain(name);
+  });
+
+  it.each([
+    ["0123456789abcdef", "is 16 characters long; it must have at least 24"],
+    ["x".repeat(64), "repeats too few different characters (about 0 bits"],
+  ])("refuses API_KEY=%s as weak, saying how to make a strong one and not quoting it", (key, why) => {
+    const error = configError({ API_KEY: key });
+    expect(error.message).toContain(`API_KEY: the key ${why}`);
+    expect(error.message).toContain("openssl rand -hex 24");
+    expect(error.message).not.toContain(key);
+  });
+
+  it("accepts an API_KEY of 24 random hex characters or more", () => {
+    const key = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c"; // openssl rand -hex 24
+    expect(loadConfig({ API_KEY: key }).apiKey.value).toBe(key);
+  });
+
+  it("refuses a header timeout longer than the request timeout that contains it", () => {
+    expect(configError({ HTTP_HEADERS_TIMEOUT_MS: "40000" }).message).toContain(
+      "HTTP_HEADERS_TIMEOUT_MS: 40000 is longer than HTTP_REQUEST_TIMEOUT_MS (30000)",
+    );
   });
 
   it("reads DELIVERY_ALLOWED_DESTINATIONS as a comma-separated allow-list", () => {
@@ -154,7 +188,7 @@ describe("loadConfig", () => {
       LOG_LEVEL: "",
       DELIVERY_ALLOW_PRIVATE_NETWORKS: "",
     });
-    expect(config.http).toEqual({ host: "0.0.0.0", port: 8080 });
+    expect(config.http).toMatchObject({ host: "0.0.0.0", port: 8080 });
     expect(config.database.url).toBeUndefined();
     expect(config.apiKey).toEqual({ value: undefined, file: undefined });
     expect(config.logLevel).toBe("info");
