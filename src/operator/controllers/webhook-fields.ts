@@ -43,7 +43,7 @@ export async function webhookFieldsFromSpec(
     if (ref && !validHeaderValue(value)) {
       throw new ConfigurationProblem(
         "InvalidSecretValue",
-        `Secret ${namespace}/${ref.name} key '${ref.key}' (${field}) holds line breaks or other control characters, which a header value may not.`,
+        `Secret ${namespace}/${ref.name} key '${ref.key}' (${field}) is not a valid header value: a header value must be printable ASCII, with no line breaks or other control characters.`,
       );
     }
     headers[header.name] = value;
