@@ -195,8 +195,9 @@ export function resolveFormatSettings(
     try {
       parseTemplate(template);
     } catch (error) {
+      // The parser's message names the line when it knows it ("Line 3: …").
       if (error instanceof TemplateSyntaxError) {
-        throw invalid("template", `line ${error.line}: ${error.message}`);
+        throw invalid("template", error.message);
       }
       throw error;
     }

@@ -69,7 +69,7 @@ it("stores, compares and updates the format fields of an operator-owned webhook"
   expect(JSON.parse(secrets.open(rotated.headers as string)).Authorization).toBe("Bearer token-two");
 
   // A new spec: a template, no headers; the format fields follow.
-  const template = '{"text": "{{ event.type }}"}';
+  const template = '{"text": "{{ event.event_type }}"}';
   const templated = await upsertOwnedWebhook(pool, secrets, {
     ...base,
     generation: 2,

@@ -157,7 +157,7 @@ describe("webhookFieldsFromSpec with the template format's parser", () => {
     );
     expect(error).toMatchObject({
       reason: "InvalidTemplate",
-      message: expect.stringMatching(/^spec\.template does not parse at line 2: /),
+      message: expect.stringMatching(/^spec\.template does not parse: Line 2: /),
     });
   });
 
@@ -165,10 +165,10 @@ describe("webhookFieldsFromSpec with the template format's parser", () => {
     const spec = validSpec({
       url: "https://h.example.com/x",
       format: "template",
-      template: "{{ event.type }}",
+      template: "{{ event.event_type }}",
     });
     expect((await webhookFieldsFromSpec(spec, "shop", getSecret, parseTemplate)).template).toBe(
-      "{{ event.type }}",
+      "{{ event.event_type }}",
     );
   });
 });

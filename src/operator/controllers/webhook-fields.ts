@@ -75,9 +75,10 @@ function templateProblem(source: string, checkTemplate: TemplateCheck) {
   try {
     checkTemplate(source);
   } catch (error) {
+    // The parser's message names the line when it knows it ("Line 3: …"); `.line` alone is added.
     const line = (error as { line?: unknown }).line;
-    const where = typeof line === "number" ? ` at line ${line}` : "";
     const message = error instanceof Error ? error.message : String(error);
-    throw new ConfigurationProblem("InvalidTemplate", `spec.template does not parse${where}: ${message}`);
+    const where = typeof line === "number" && !message.startsWith(`Line ${line}:`) ? `Line ${line}: ` : "";
+    throw new ConfigurationProblem("InvalidTemplate", `spec.template does not parse: ${where}${message}`);
   }
 }
