@@ -13,7 +13,7 @@ import type {
   Webhook,
 } from "./api-types";
 import { session } from "./session";
-import type { DeliveryPreview, WebhookFormatBody } from "./webhook-formats";
+import type { DeliveryPreview, DraftPreview } from "./webhook-formats";
 
 export interface FieldProblem {
   path: string;
@@ -104,13 +104,11 @@ export const api = {
   webhook: async (projectId: number, webhookId: number) =>
     (await call<Webhook>("GET", hook(projectId, webhookId))).data,
   /** Renders an event for a draft of a webhook (the create body's fields) as it would be sent; sends nothing. */
-  previewDraft: async (
-    projectId: number,
-    body: Partial<CreateWebhook> & WebhookFormatBody & { event_type: string },
-  ) => (await call<DeliveryPreview>("POST", `${hooks(projectId)}/preview`, { body })).data,
-  createWebhook: async (projectId: number, body: CreateWebhook & WebhookFormatBody) =>
+  previewDraft: async (projectId: number, body: DraftPreview) =>
+    (await call<DeliveryPreview>("POST", `${hooks(projectId)}/preview`, { body })).data,
+  createWebhook: async (projectId: number, body: CreateWebhook) =>
     (await call<Webhook>("POST", hooks(projectId), { body })).data,
-  updateWebhook: async (projectId: number, webhookId: number, body: UpdateWebhook & WebhookFormatBody) =>
+  updateWebhook: async (projectId: number, webhookId: number, body: UpdateWebhook) =>
     (await call<Webhook>("PUT", hook(projectId, webhookId), { body })).data,
   deleteWebhook: async (projectId: number, webhookId: number) => {
     await call<undefined>("DELETE", hook(projectId, webhookId));

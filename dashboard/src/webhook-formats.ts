@@ -1,43 +1,40 @@
-import { type DeliveryFormat, deliveryFormats } from "../../src/formats/types.js";
+import type { z } from "zod";
+import type { draftPreviewBody, previewSchema } from "../../src/webhooks/preview-schemas.js";
+import type { CreateWebhook, Webhook } from "./api-types";
 
-// A webhook's delivery format settings, as the API names them (docs/api.md, "Formats"). Spelled here
-// until the API's zod schemas carry them: then api-types.ts derives them like every other field, and
-// these types shrink to aliases of those.
+// A webhook's delivery format settings, derived (type-only) from the API's zod schemas like
+// api-types.ts: a field renamed on the server fails this package's typecheck (docs/api.md, "Formats").
 
-export { type DeliveryFormat, deliveryFormats };
-export type CloudEventsMode = "structured" | "binary";
-export type SignatureScheme = "hmac-sha256" | "standard-webhooks";
+export type DeliveryFormat = Webhook["format"];
+export type CloudEventsMode = Webhook["cloudevents_mode"];
+export type SignatureScheme = Webhook["signature_scheme"];
 
-/** The format fields of a webhook as read (all optional: a service without formats has none). */
-export interface WebhookFormatFields {
-  format?: DeliveryFormat;
-  cloudevents_mode?: CloudEventsMode;
-  template?: string | null;
-  template_content_type?: string;
-  signature_scheme?: SignatureScheme;
-  header_names?: string[];
-}
+/** The format fields of a webhook as read. */
+export type WebhookFormatFields = Pick<
+  Webhook,
+  "format" | "cloudevents_mode" | "template" | "template_content_type" | "signature_scheme" | "header_names"
+>;
 
 /** The format fields of a create or update body; `headers` is write-only, null removes them. */
-export interface WebhookFormatBody {
-  format?: DeliveryFormat;
-  cloudevents_mode?: CloudEventsMode;
-  template?: string | null;
-  template_content_type?: string;
-  signature_scheme?: SignatureScheme;
-  headers?: Record<string, string> | null;
-}
+export type WebhookFormatBody = Pick<
+  CreateWebhook,
+  "format" | "cloudevents_mode" | "template" | "template_content_type" | "signature_scheme" | "headers"
+>;
+
+/**
+ * A draft webhook to preview: what a create takes, nothing required, and the event to render. Event
+ * names are strings here as in api-types.ts: the dashboard has them from the API's catalogue.
+ */
+export type DraftPreview = Omit<z.input<typeof draftPreviewBody>, "events" | "event_type"> & {
+  events?: string[];
+  event_type?: string;
+};
 
 /** The preview of a webhook's delivery: the exact body and headers it would send, nothing sent. */
-export interface DeliveryPreview {
-  event_type: string;
-  content_type: string;
-  /** Custom header values show as "********". */
-  headers: Record<string, string>;
-  /** Null when the template failed to render (then `error` says why). */
-  body: string | null;
-  error?: string;
-}
+export type DeliveryPreview = z.infer<typeof previewSchema>;
+
+/** The formats in the order the form offers them: the server's own list, bundled (it is plain data). */
+export { deliveryFormats } from "../../src/formats/types.js";
 
 export const formatLabels: Record<DeliveryFormat, string> = {
   envelope: "Envelope (our JSON, X-Webhook-* headers)",
@@ -59,9 +56,3 @@ export const formatNames: Record<DeliveryFormat, string> = {
   googlechat: "Google Chat",
   template: "Template",
 };
-
-/**
- * A webhook's format fields. The cast is the one place that knows the API's webhook type does not
- * declare them yet; a service without formats answers without them, which reads as every default.
- */
-export const formatFieldsOf = (webhook: object | undefined) => webhook as WebhookFormatFields | undefined;

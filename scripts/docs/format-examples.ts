@@ -1,4 +1,5 @@
 import type { Envelope } from "../../src/delivery-engine/envelope.js";
+import { renderCloudEvent } from "../../src/formats/cloudevents.js";
 import { renderDiscord } from "../../src/formats/discord.js";
 import { renderGoogleChat } from "../../src/formats/googlechat.js";
 import { renderMsTeams } from "../../src/formats/msteams.js";
@@ -52,6 +53,13 @@ export const exampleTemplate = `{
 const input = (envelope: Envelope): FormatInput => ({ envelope, template: null, templateContentType: null });
 const pretty = (rendered: RenderedBody) => `${JSON.stringify(JSON.parse(rendered.body), null, 2)}\n`;
 
+/** A binary-mode CloudEvent as it goes over the wire: Content-Type, the ce-* headers, the body. */
+function binaryCloudEvent(envelope: Envelope): string {
+  const rendered = renderCloudEvent(envelope, "binary");
+  const headers = Object.entries(rendered.headers ?? {}).map(([name, value]) => `${name}: ${value}`);
+  return `${[`Content-Type: ${rendered.contentType}`, ...headers].join("\n")}\n\n${rendered.body}\n`;
+}
+
 /** Each marker key's fence and content. */
 export async function formatExamples(): Promise<Record<string, { fence: string; text: string }>> {
   const succeeded = input(exampleEnvelope("succeeded"));
@@ -67,6 +75,11 @@ export async function formatExamples(): Promise<Record<string, { fence: string; 
     msteams: { fence: "json", text: pretty(renderMsTeams(succeeded)) },
     discord: { fence: "json", text: pretty(renderDiscord(failed)) },
     googlechat: { fence: "json", text: pretty(renderGoogleChat(succeeded)) },
+    "cloudevents-structured": {
+      fence: "json",
+      text: pretty(renderCloudEvent(exampleEnvelope("succeeded"), "structured")),
+    },
+    "cloudevents-binary": { fence: "http", text: binaryCloudEvent(exampleEnvelope("succeeded")) },
     "template-source": { fence: "liquid", text: exampleTemplate },
     "template-output": { fence: "json", text: `${template.body}\n` },
   };

@@ -5,8 +5,11 @@
  * can be raised by it.
  */
 export const templateLimits = {
-  /** Characters of template source. */
-  sourceChars: 64 * 1024,
+  /**
+   * Characters of template source: the same bound for the API and the Webhook resource, small enough
+   * that a template fits in one API request (64 KiB, JSON-escaped) with room to spare.
+   */
+  sourceChars: 32 * 1024,
   /** Levels of nested block tags (`if`, `for`, `case`, `capture` …). */
   nestingDepth: 32,
   /**

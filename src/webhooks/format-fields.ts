@@ -1,13 +1,16 @@
 import { ConflictError, ValidationError } from "../errors.js";
-import { parseTemplate, TemplateSyntaxError } from "../formats/template.js";
-import { type DeliveryFormat, deliveryFormats } from "../formats/types.js";
-import { z } from "../http/openapi.js";
 import {
   customHeadersProblems,
+  headerNamePattern,
+  headerValuePattern,
   maxCustomHeaders,
   maxHeaderNameLength,
   maxHeaderValueLength,
-} from "./custom-headers.js";
+} from "../formats/custom-header-rules.js";
+import { parseTemplate, TemplateSyntaxError } from "../formats/template.js";
+import { templateLimits } from "../formats/template-limits.js";
+import { type DeliveryFormat, deliveryFormats } from "../formats/types.js";
+import { z } from "../http/openapi.js";
 
 // The webhook fields that choose what a delivery looks like (docs/formats.md): all optional, each
 // defaulting to today's envelope and X-Webhook-Signature. Checks that need more than one field, or the
@@ -18,11 +21,8 @@ export type SignatureScheme = (typeof signatureSchemes)[number];
 export const cloudEventsModes = ["structured", "binary"] as const;
 export type CloudEventsMode = (typeof cloudEventsModes)[number];
 export const defaultTemplateContentType = "application/json";
-/**
- * An outer bound on a template's text (the API's 64 kB request limit comes first); the template module
- * holds the real size and nesting bounds.
- */
-const maxTemplateLength = 32_768;
+/** The template module's bound, checked here too so the answer names the field. */
+const maxTemplateLength = templateLimits.sourceChars;
 
 const format = z
   .enum(deliveryFormats, { error: `format must be one of: ${deliveryFormats.join(", ")}` })
@@ -61,12 +61,12 @@ const headersDocument = {
   maxProperties: maxCustomHeaders,
   propertyNames: {
     type: "string" as const,
-    pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+    pattern: headerNamePattern,
     maxLength: maxHeaderNameLength,
   },
   additionalProperties: {
     type: "string" as const,
-    pattern: "^[\\t\\x20-\\x7e]*$",
+    pattern: headerValuePattern,
     maxLength: maxHeaderValueLength,
   },
 };
@@ -195,8 +195,9 @@ export function resolveFormatSettings(
     try {
       parseTemplate(template);
     } catch (error) {
+      // The parser's message names the line when it knows it ("Line 3: …").
       if (error instanceof TemplateSyntaxError) {
-        throw invalid("template", `line ${error.line}: ${error.message}`);
+        throw invalid("template", error.message);
       }
       throw error;
     }

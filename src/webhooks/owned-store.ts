@@ -1,5 +1,7 @@
 import type { Queryable } from "../db/pool.js";
 import type { DeliveryFormat } from "../formats/types.js";
+import { sealCustomHeaders } from "./custom-headers.js";
+import { defaultTemplateContentType } from "./format-fields.js";
 import {
   clearAutoDisableWhen,
   columns,
@@ -29,7 +31,10 @@ export interface OwnedWebhookFormat {
  *   would jump (1 → 40 → 55). The INSERT runs only when no row is owned yet; of two racing first
  *   reconciles one inserts and the other finds its row on the next pass;
  * - the secret is compared in clear: sealing uses a fresh nonce, so a sealed secret never equals the
- *   stored one, and comparing those would rewrite the row (and move updated_at) on every reconcile;
+ *   stored one, and comparing those would rewrite the row (and move updated_at) on every reconcile.
+ *   Custom header values likewise: a header read from a Secret changes without a new generation, and
+ *   is written when its value does;
+ * - the format fields are stored in the columns the API writes (store.ts), an absent one at its default;
  * - a webhook the service disabled itself (auto-disable) stays disabled until the resource's spec
  *   changes (a new `generation`): reconciles that only refresh status must not switch it back on.
  */
@@ -40,6 +45,8 @@ export async function upsertOwnedWebhook(
 ): Promise<WebhookRow> {
   const policies = webhook.policies ?? { retryMaxAttempts: null, autoDisable: null };
   const generation = webhook.generation ?? null;
+  const format = formatOf(webhook);
+  const headers = webhook.headers ?? null;
   for (;;) {
     const found = await db.query<WebhookRow>(`SELECT ${columns} FROM webhooks WHERE owner = $1`, [
       webhook.owner,
@@ -51,8 +58,11 @@ export async function upsertOwnedWebhook(
       const keepAutoDisabled = existing.disabled_reason !== null && !specChanged;
       const enabled = keepAutoDisabled ? false : webhook.enabled;
       const sameSecret = (existing.secret === null ? null : secrets.open(existing.secret)) === webhook.secret;
+      const sameHeaders = openedHeaders(secrets, existing.headers) === clearHeaders(headers);
       const unchanged =
         sameSecret &&
+        sameHeaders &&
+        sameFormat(existing, format) &&
         !specChanged &&
         existing.project_id === webhook.projectId &&
         existing.url === webhook.url &&
@@ -70,6 +80,9 @@ export async function upsertOwnedWebhook(
                 secret = CASE WHEN $6 THEN secret ELSE $7 END, secret_encrypted = true,
                 retry_max_attempts = $8, auto_disable_after_failures = $9, auto_disable_min_seconds = $10,
                 owner_generation = COALESCE($11, owner_generation),
+                format = $13, cloudevents_mode = $14, template = $15, template_content_type = $16,
+                signature_scheme = $17,
+                headers = CASE WHEN $18 THEN headers ELSE $19 END, header_names = $20,
                 ${clearAutoDisableWhen("$12 OR $9::int IS NULL")},
                 updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
           WHERE owner = $1
@@ -87,6 +100,10 @@ export async function upsertOwnedWebhook(
           policies.autoDisable?.minDurationSeconds ?? null,
           generation,
           specChanged,
+          ...formatValues(format),
+          sameHeaders,
+          sameHeaders ? null : sealCustomHeaders((clear) => secrets.seal(clear), headers),
+          Object.keys(headers ?? {}).sort(),
         ],
       );
       if (rows[0]) return rows[0];
@@ -95,8 +112,9 @@ export async function upsertOwnedWebhook(
     const { rows } = await db.query<WebhookRow>(
       `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted,
                              retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds,
-                             owner_generation)
-       VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, $10)
+                             owner_generation, format, cloudevents_mode, template, template_content_type,
+                             signature_scheme, headers, header_names)
+       VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
        ON CONFLICT (owner) DO NOTHING
        RETURNING ${columns}`,
       [
@@ -110,11 +128,52 @@ export async function upsertOwnedWebhook(
         policies.autoDisable?.afterFailures ?? null,
         policies.autoDisable?.minDurationSeconds ?? null,
         generation,
+        ...formatValues(format),
+        sealCustomHeaders((clear) => secrets.seal(clear), headers),
+        Object.keys(headers ?? {}).sort(),
       ],
     );
     if (rows[0]) return rows[0];
   }
 }
+
+type StoredFormat = Required<Omit<OwnedWebhookFormat, "headers">>;
+
+/** The format settings a resource asks for, an absent one at the API's default. */
+const formatOf = (webhook: OwnedWebhookFormat): StoredFormat => ({
+  format: webhook.format ?? "envelope",
+  cloudevents_mode: webhook.cloudevents_mode ?? "structured",
+  template: webhook.template ?? null,
+  template_content_type: webhook.template_content_type ?? defaultTemplateContentType,
+  signature_scheme: webhook.signature_scheme ?? "hmac-sha256",
+});
+
+/** The column values, in the order both statements above take them. */
+const formatValues = (format: StoredFormat) => [
+  format.format,
+  format.cloudevents_mode,
+  format.template,
+  format.template_content_type,
+  format.signature_scheme,
+];
+
+const sameFormat = (row: WebhookRow, format: StoredFormat) =>
+  row.format === format.format &&
+  row.cloudevents_mode === format.cloudevents_mode &&
+  row.template === format.template &&
+  (row.template_content_type ?? defaultTemplateContentType) === format.template_content_type &&
+  row.signature_scheme === format.signature_scheme;
+
+/** Headers as one comparable text, in the order they are stored and sent (by name); null for none. */
+function clearHeaders(headers: Record<string, string> | null): string | null {
+  const names = Object.keys(headers ?? {}).sort();
+  return names.length === 0 ? null : JSON.stringify(names.map((name) => [name, headers?.[name]]));
+}
+
+const openedHeaders = (secrets: WebhookSecrets, sealedHeaders: string | null) =>
+  sealedHeaders === null
+    ? null
+    : clearHeaders(JSON.parse(secrets.open(sealedHeaders)) as Record<string, string>);
 
 /**
  * Stops new deliveries to the webhook of a Kubernetes Webhook resource whose configuration is broken

@@ -2,51 +2,17 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Request, Response, Router } from "express";
 import type { Pool } from "../db/pool.js";
 import { MethodNotAllowedError } from "../errors.js";
-import { type DeploymentEventType, eventTypes } from "../event-types.js";
-import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
-import { defaultFormatSettings, resolveFormatSettings, templateRule } from "./format-fields.js";
+import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { type PreviewResult, previewDelivery } from "./preview.js";
-import { createWebhookBody, webhookParams } from "./schemas.js";
+import { draftPreviewBody, previewBody, previewSchema } from "./preview-schemas.js";
+import { webhookParams } from "./schemas.js";
 import { requireProjectWebhook } from "./service.js";
 import { formatSettingsOf, type WebhookSecrets } from "./store.js";
 
 const tag = "Webhooks";
-const emittedTypes = eventTypes.filter((type) => type.emitted).map((type) => type.event_type) as [
-  DeploymentEventType,
-  ...DeploymentEventType[],
-];
-
-const eventType = z
-  .enum(emittedTypes, { error: `event_type must be one of: ${emittedTypes.join(", ")}` })
-  .default("deployment.succeeded");
-
-const previewBody = z.strictObject({ event_type: eventType }).openapi("PreviewRequest");
-// A draft is what a create takes, nothing required (a form being filled in), plus the event to preview.
-const draftPreviewBody = createWebhookBody
-  .partial()
-  .extend({ event_type: eventType })
-  .openapi("DraftPreviewRequest", templateRule.create);
-
-const previewSchema = z
-  .object({
-    event_type: z.string(),
-    content_type: z.string().nullable(),
-    headers: z.record(z.string(), z.string()),
-    body: z.string().nullable(),
-    error: z
-      .string()
-      .optional()
-      .openapi({ description: "Why the format could not render the event; body is null then" }),
-  })
-  .openapi("Preview", {
-    description:
-      "An example event as the webhook would send it: the body exactly, and every header in send order " +
-      "(X-Webhook-Delivery 0, custom header values as ********).",
-  });
-
 const description =
   "Renders an example event of `event_type` (default deployment.succeeded) with the webhook's format, " +
   "signature scheme and custom headers, through the same code a delivery is sent with, and answers the " +

@@ -83,7 +83,7 @@ it("previews a template as it is typed, and shows a template's error in place of
   await page.getByLabel("Payload URL").fill(`${world.receiver.url}/template`);
   await page.getByLabel("Body format").selectOption("template");
   await page.getByLabel("Content type").fill("text/plain");
-  await page.getByLabel("Template").fill("Rolled out: {{ event_type }}");
+  await page.getByLabel("Template").fill("Rolled out: {{ event.event_type }}");
   await preview(page).getByText("Rolled out: deployment.succeeded").waitFor();
   expect(await preview(page).innerText()).toContain("text/plain");
 
@@ -92,7 +92,7 @@ it("previews a template as it is typed, and shows a template's error in place of
 
   await page.getByLabel("Template").fill("{% if %}");
   await preview(page)
-    .getByText(/line 1/)
+    .getByText(/Line 1:/)
     .waitFor();
   expect(await preview(page).innerText()).not.toContain("Rolled out");
 });
@@ -113,13 +113,13 @@ it("keeps a webhook's format when only its URL is edited, and resets a template 
     url: `${world.receiver.url}/kept`,
     events: ["deployment.failed"],
     format: "template",
-    template: "{{ event_type }}",
+    template: "{{ event.event_type }}",
     template_content_type: "text/plain",
     headers: { "X-Api-Key": "k3y-value" },
   });
   const { page } = await formPage(`/${id}/edit`);
   expect(await page.getByLabel("Body format").inputValue()).toBe("template");
-  expect(await page.getByLabel("Template").inputValue()).toBe("{{ event_type }}");
+  expect(await page.getByLabel("Template").inputValue()).toBe("{{ event.event_type }}");
   await page.getByLabel("Body format").selectOption("cloudevents");
   await page.getByRole("radio", { name: /Binary mode/ }).check();
   await page.getByRole("radio", { name: "Remove them" }).check();

@@ -81,6 +81,22 @@ describe("Webhook format fields on a real cluster", () => {
         { url, events, headers: [{ name: "host", value: "s3cr3t" }] },
         "may not be one the request sets",
       ],
+      // The API's list, carried by the CRD's CEL: the names only the API refused before.
+      [
+        "User-Agent",
+        { url, events, headers: [{ name: "User-Agent", value: "s3cr3t" }] },
+        "may not be one the request sets",
+      ],
+      [
+        "a CloudEvents header",
+        { url, events, headers: [{ name: "ce-id", value: "s3cr3t" }] },
+        "may not be one the request sets",
+      ],
+      [
+        "a name longer than the API's 64 characters",
+        { url, events, headers: [{ name: "X-".padEnd(65, "a"), value: "s3cr3t" }] },
+        "Too long",
+      ],
       [
         "a line break in a value",
         { url, events, headers: [{ name: "A", value: "s3cr3t\r\nX: 1" }] },

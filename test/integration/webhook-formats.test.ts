@@ -201,6 +201,16 @@ describe("the webhook fields of formats, signatures and headers", () => {
       /only used with format "template"/,
     ],
     ["the template format without a template", { format: "template" }, /needs a template/, 409],
+    [
+      "a template that does not parse, naming the line once",
+      { format: "template", template: "ok\n{% if %}" },
+      /template: Line 2: (?!.*Line 2)/,
+    ],
+    [
+      "a template longer than the bound",
+      { format: "template", template: "x".repeat(32_769) },
+      /template must be at most 32768 characters/,
+    ],
     ["an unknown signature scheme", { signature_scheme: "md5" }, /signature_scheme must be/],
     ["an unknown CloudEvents mode", { cloudevents_mode: "batch" }, /cloudevents_mode must be/],
     ["a bad content type", { template_content_type: "json" }, /template_content_type must be a media type/],

@@ -4,12 +4,12 @@ import { describe, expect, it } from "vitest";
 import { createEnvelope } from "../../src/delivery-engine/envelope.js";
 import { signingKeyFromSecretValue } from "../../src/delivery-engine/signing-key.js";
 import { renderCloudEvent } from "../../src/formats/cloudevents.js";
+import { customHeadersProblems } from "../../src/formats/custom-header-rules.js";
 import {
   standardWebhooksKey,
   standardWebhooksSecret,
   standardWebhooksSignature,
 } from "../../src/formats/standard-webhooks.js";
-import { customHeadersProblems } from "../../src/webhooks/custom-headers.js";
 
 // The protocol formats against their official npm libraries, and the custom header rules, without a
 // service: the integration suite (webhook-formats.test.ts) sends them for real.

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { crdPath, renderCrd } from "../../scripts/generate-crd.js";
 import { eventTypeNames } from "../../src/event-types.js";
+import { customHeadersProblems, reservedHeaderNames } from "../../src/formats/custom-header-rules.js";
+import { templateLimits } from "../../src/formats/template-limits.js";
 import { validateWebhookSpec } from "../../src/operator/api/validate-spec.js";
 
 describe("Webhook CRD", () => {
@@ -126,7 +128,7 @@ describe("validateWebhookSpec, the rules across fields (the CRD's CEL rules' twi
     [
       "a header value with a line break",
       { url, headers: [{ name: "A", value: "1\r\nX-Evil: 1" }] },
-      "spec.headers.0: a header value may not contain line breaks",
+      "spec.headers.0: a header value must be printable ASCII",
     ],
     [
       "header names twice, in two cases",
@@ -156,6 +158,38 @@ describe("validateWebhookSpec, the rules across fields (the CRD's CEL rules' twi
   ])("refuses the header %s, which the request sets itself or which would pass for ours", (name) => {
     expect(problemsOf({ url, headers: [{ name, value: "1" }] })).toEqual([
       expect.stringContaining("spec.headers.0: a header may not be one the request sets itself"),
+    ]);
+  });
+
+  // One list for the API and the resource: every name the API refuses, the CRD's rule refuses too.
+  it.each([
+    ...Object.keys(reservedHeaderNames),
+    "User-Agent",
+    "Expect",
+    "Content-Encoding",
+    "ce-id",
+    "CE-Source",
+    "webhook-version",
+    "__proto__",
+  ])("refuses the header %s as the API does", (name) => {
+    expect(customHeadersProblems({ [name]: "1" })).toHaveLength(1);
+    expect(problemsOf({ url, headers: [{ name, value: "1" }] })).toEqual([
+      expect.stringContaining("spec.headers.0: a header may not be one the request sets itself"),
+    ]);
+  });
+
+  it("bounds names, values and templates as the API does", () => {
+    const name = "X-".padEnd(65, "a");
+    expect(customHeadersProblems({ [name]: "1" })).toHaveLength(1);
+    expect(problemsOf({ url, headers: [{ name, value: "1" }] })).toEqual([
+      expect.stringContaining("spec.headers.0.name must NOT have more than 64 characters"),
+    ]);
+    expect(problemsOf({ url, headers: [{ name: "X-A", value: "é" }] })).toHaveLength(1);
+    const template = "x".repeat(templateLimits.sourceChars + 1);
+    expect(problemsOf({ url, format: "template", template })).toEqual([
+      expect.stringContaining(
+        `spec.template must NOT have more than ${templateLimits.sourceChars} characters`,
+      ),
     ]);
   });
 

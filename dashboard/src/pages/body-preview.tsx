@@ -3,7 +3,7 @@ import { ApiFailure, api } from "../api";
 import type { EventType } from "../api-types";
 import { CodeBlock } from "../components/code-block";
 import { prettyJson } from "../format";
-import type { DeliveryPreview } from "../webhook-formats";
+import type { DeliveryPreview, DraftPreview } from "../webhook-formats";
 import { TeamsCard } from "./teams-card";
 
 // The live preview in the webhook form: the draft is rendered by the service (the same code that
@@ -19,7 +19,7 @@ type PreviewState =
   | { state: "failed"; message: string };
 
 /** The draft as the preview operation takes it (the create body's fields), without `event_type`. */
-export type PreviewDraft = { url: string; events: string[] } & Record<string, unknown>;
+export type PreviewDraft = Omit<DraftPreview, "event_type"> & { url: string; events: string[] };
 
 /**
  * The body does not depend on the URL or the subscribed events, so a form without them yet still

@@ -1,9 +1,9 @@
 import type { Webhook } from "../api-types";
-import { formatFieldsOf, formatNames } from "../webhook-formats";
+import { formatNames } from "../webhook-formats";
 
 /** How the webhook's deliveries look on the wire: format, signature and custom header names. */
 export function FormatSummary({ webhook }: { webhook: Webhook }) {
-  const fields = formatFieldsOf(webhook);
+  const fields = webhook;
   const format = fields?.format ?? "envelope";
   const mode = format === "cloudevents" ? ` (${fields?.cloudevents_mode ?? "structured"} mode)` : "";
   const signature = !webhook.has_secret

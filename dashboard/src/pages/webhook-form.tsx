@@ -6,7 +6,6 @@ import { ErrorBox, FieldError, Loading } from "../components/errors";
 import { Layout, SettingsFrame } from "../components/layout";
 import { useServiceInfo } from "../service-info";
 import { useLoad } from "../use-load";
-import { formatFieldsOf } from "../webhook-formats";
 import { BodyPreview } from "./body-preview";
 import { PolicyFields, policyBody, policyValuesOf } from "./delivery-policy";
 import { EventPicker } from "./event-picker";
@@ -75,7 +74,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
   const [policy, setPolicy] = useState(policyValuesOf(webhook));
   const [secretAction, setSecretAction] = useState<SecretAction>(webhook ? "keep" : "replace");
   const [secret, setSecret] = useState("");
-  const saved = formatFieldsOf(webhook);
+  const saved = webhook;
   const [formatValues, setFormatValues] = useState(formatValuesOf(saved));
   const savedHeaderNames = saved ? (saved.header_names ?? []) : undefined;
   const [headerValues, setHeaderValues] = useState(headerValuesOf(savedHeaderNames, !webhook));

@@ -1,3 +1,10 @@
+import {
+  headerValuePattern,
+  isReservedHeaderName,
+  reservedHeaderNames,
+  reservedHeaderPrefixes,
+} from "../../formats/custom-header-rules.js";
+
 // The Webhook spec's rules that span fields, written twice side by side: as CEL for the API server
 // (refused at `kubectl apply`, with the message and never the value) and as a check for the operator
 // (validate-spec.ts), which also sees objects that came through an older CRD or a server without CEL.
@@ -21,37 +28,14 @@ export interface SpecRule<T> {
   holds(value: T): boolean;
 }
 
-/**
- * Header names that would break the request or pass for ours: framing, hop-by-hop, our own
- * `X-Webhook-*` and the Standard Webhooks signature headers, and `Content-Type`, which the format sets.
- */
-export const reservedHeaderNames = [
-  "host",
-  "content-length",
-  "content-type",
-  "transfer-encoding",
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "upgrade",
-  "webhook-id",
-  "webhook-timestamp",
-  "webhook-signature",
-] as const;
-export const reservedHeaderPrefix = "x-webhook-";
-
-const isReserved = (name: string) => {
-  const lower = name.toLowerCase();
-  return (reservedHeaderNames as readonly string[]).includes(lower) || lower.startsWith(reservedHeaderPrefix);
-};
-const celList = reservedHeaderNames.map((name) => `'${name}'`).join(", ");
-/** Control characters other than tab, which no header value may carry (a line break would split it). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's purpose
-const controlCharacters = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+// The refused header names are the API's list (formats/custom-header-rules.ts), turned into CEL here.
+const celString = (text: string) => `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
+const celNames = Object.keys(reservedHeaderNames).map(celString).join(", ");
+const celPrefixes = reservedHeaderPrefixes.map(([prefix]) => celString(prefix)).join(", ");
+const refusedNamesText = [
+  ...Object.keys(reservedHeaderNames),
+  ...reservedHeaderPrefixes.map(([prefix]) => `${prefix}*`),
+].join(", ");
 
 export const specRules: SpecRule<RuledSpec>[] = [
   {
@@ -78,14 +62,16 @@ export const headerRules: SpecRule<RuledHeader>[] = [
     holds: (header) => (header.value !== undefined) !== (header.valueFrom !== undefined),
   },
   {
-    rule: `!(self.name.lowerAscii() in [${celList}]) && !self.name.lowerAscii().startsWith('${reservedHeaderPrefix}')`,
-    message: `a header may not be one the request sets itself or one of ours (${reservedHeaderNames.join(", ")}, ${reservedHeaderPrefix}*)`,
-    holds: (header) => !isReserved(header.name),
+    rule:
+      `self.name != '__proto__' && !(self.name.lowerAscii() in [${celNames}]) && ` +
+      `![${celPrefixes}].exists(p, self.name.lowerAscii().startsWith(p))`,
+    message: `a header may not be one the request sets itself or one of ours (${refusedNamesText})`,
+    holds: (header) => !isReservedHeaderName(header.name),
   },
   {
-    rule: `!has(self.value) || !self.value.matches(r'${controlCharacters.source.replace(/\\u00/g, "\\x")}')`,
-    message: "a header value may not contain line breaks or other control characters",
-    holds: (header) => header.value === undefined || !controlCharacters.test(header.value),
+    rule: `!has(self.value) || self.value.matches(r'${headerValuePattern}')`,
+    message: "a header value must be printable ASCII: no line breaks or other control characters",
+    holds: (header) => header.value === undefined || validHeaderValue(header.value),
   },
 ];
 
@@ -98,7 +84,7 @@ export const headerListRules: SpecRule<RuledHeader[]>[] = [
 ];
 
 /** A Secret's value given as a header value: the same rule as an inline value. */
-export const validHeaderValue = (value: string) => !controlCharacters.test(value);
+export const validHeaderValue = (value: string) => new RegExp(headerValuePattern).test(value);
 
 /** The rules as the CRD carries them. */
 export const celRules = (rules: SpecRule<never>[]) => rules.map(({ rule, message }) => ({ rule, message }));

@@ -1,4 +1,11 @@
 import { eventTypeNames } from "../../event-types.js";
+import {
+  headerNamePattern,
+  maxCustomHeaders,
+  maxHeaderNameLength,
+  maxHeaderValueLength,
+} from "../../formats/custom-header-rules.js";
+import { templateLimits } from "../../formats/template-limits.js";
 import { type DeliveryFormat, deliveryFormats } from "../../formats/types.js";
 import { fragmentMessage, httpUrlMessage, httpUrlPattern } from "../../http/schemas.js";
 import { celRules, headerListRules, headerRules, specRules } from "./spec-rules.js";
@@ -94,14 +101,12 @@ const secretKeyRefSchema = (description: string) =>
     description,
   }) as const;
 
-/** Bounds of custom headers: a handful of credentials and routing keys, not a second body. */
-export const maxHeaders = 20;
 const headerSchema = {
   type: "object",
   required: ["name"],
   properties: {
-    name: { type: "string", minLength: 1, maxLength: 256, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" },
-    value: { type: "string", maxLength: 4096, description: "The value, in the manifest." },
+    name: { type: "string", minLength: 1, maxLength: maxHeaderNameLength, pattern: headerNamePattern },
+    value: { type: "string", maxLength: maxHeaderValueLength, description: "The value, in the manifest." },
     valueFrom: {
       type: "object",
       required: ["secretKeyRef"],
@@ -150,7 +155,7 @@ export const specSchema = {
     },
     template: {
       type: "string",
-      maxLength: 65536,
+      maxLength: templateLimits.sourceChars,
       description: "For format template (and only then): the body as a Liquid template.",
     },
     templateContentType: {
@@ -167,7 +172,7 @@ export const specSchema = {
     },
     headers: {
       type: "array",
-      maxItems: maxHeaders,
+      maxItems: maxCustomHeaders,
       items: headerSchema,
       "x-kubernetes-list-type": "map",
       "x-kubernetes-list-map-keys": ["name"],

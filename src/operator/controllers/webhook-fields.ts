@@ -43,7 +43,7 @@ export async function webhookFieldsFromSpec(
     if (ref && !validHeaderValue(value)) {
       throw new ConfigurationProblem(
         "InvalidSecretValue",
-        `Secret ${namespace}/${ref.name} key '${ref.key}' (${field}) holds line breaks or other control characters, which a header value may not.`,
+        `Secret ${namespace}/${ref.name} key '${ref.key}' (${field}) is not a valid header value: a header value must be printable ASCII, with no line breaks or other control characters.`,
       );
     }
     headers[header.name] = value;
@@ -75,9 +75,10 @@ function templateProblem(source: string, checkTemplate: TemplateCheck) {
   try {
     checkTemplate(source);
   } catch (error) {
+    // The parser's message names the line when it knows it ("Line 3: …"); `.line` alone is added.
     const line = (error as { line?: unknown }).line;
-    const where = typeof line === "number" ? ` at line ${line}` : "";
     const message = error instanceof Error ? error.message : String(error);
-    throw new ConfigurationProblem("InvalidTemplate", `spec.template does not parse${where}: ${message}`);
+    const where = typeof line === "number" && !message.startsWith(`Line ${line}:`) ? `Line ${line}: ` : "";
+    throw new ConfigurationProblem("InvalidTemplate", `spec.template does not parse: ${where}${message}`);
   }
 }
