@@ -64,8 +64,29 @@ async function bundleServer(): Promise<void> {
     },
     logLevel: "warning",
   });
+  escapeNonAscii("dist/server");
   copyMigrations("dist/server");
   chmodSync(at(serverEntry), 0o755);
+}
+
+/**
+ * esbuild escapes what lies beyond ASCII in strings but leaves it in regular expression literals (a
+ * character class of accented letters in liquidjs), and one such character makes Node hold the whole
+ * chunk as a two-byte string. `\uXXXX` means the same character in a string, a regular expression
+ * (astral ones as a surrogate pair, which a `u` expression reads as one code point), an identifier and
+ * a comment.
+ */
+function escapeNonAscii(dir: string): void {
+  for (const name of readdirSync(at(dir))) {
+    if (!name.endsWith(".js")) continue;
+    const file = at(`${dir}/${name}`);
+    const source = readFileSync(file, "utf8");
+    const escaped = source.replace(
+      /[^\t\n\r\x20-\x7e]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+    );
+    if (escaped !== source) writeFileSync(file, escaped);
+  }
 }
 
 interface Part {
