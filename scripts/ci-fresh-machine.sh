@@ -39,6 +39,8 @@ if [[ ${#removed[@]} -gt 0 ]]; then
 fi
 
 fresh=$(mktemp -d /var/tmp/ci-fresh-machine.XXXXXX)
+# The embedded Postgres runs as the postgres user, who must be able to enter the clone.
+chmod 755 "$fresh"
 policy=/usr/sbin/policy-rc.d
 policy_saved=""
 [[ -e "$policy" ]] && policy_saved="$fresh/policy-rc.d.saved" && cp -p "$policy" "$policy_saved"
@@ -54,7 +56,9 @@ put_back() {
       echo "ci-fresh-machine: reinstalling failed; install them yourself: ${missing[*]}" >&2
   fi
   if [[ -n "$policy_saved" ]]; then cp -p "$policy_saved" "$policy"; else rm -f "$policy"; fi
-  if [[ "${KEEP:-}" == 1 ]]; then echo "ci-fresh-machine: kept $fresh" >&2; else rm -rf "$fresh"; fi
+  # Go's module cache is read-only: made writable before it is deleted.
+  if [[ "${KEEP:-}" == 1 ]]; then echo "ci-fresh-machine: kept $fresh" >&2
+  else chmod -R u+w "$fresh" && rm -rf "$fresh"; fi
 }
 trap put_back EXIT
 
