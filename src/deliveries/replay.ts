@@ -1,4 +1,4 @@
-import type { Pool } from "../db/pool.js";
+import { type Pool, withTransaction } from "../db/pool.js";
 import { isUniqueViolation } from "../db/sqlstate.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { eventExists, insertLeasedDelivery } from "../delivery-engine/queue.js";
@@ -36,6 +36,33 @@ export function retryResult(
 const maxAttemptNumberRaces = 5;
 
 /**
+ * The new attempt's row, numbered one above the event's highest attempt for this webhook. Replays of
+ * one event take their numbers one after another: a lock on (webhook, event), held until the row is
+ * committed, makes the next replay read the highest number after this one wrote it. Without it, every
+ * replay running at once read the same highest number and all but one hit the unique index, again on
+ * each try, so with more replays at once than tries some answered 500.
+ */
+async function insertReplayAttempt(
+  pool: Pool,
+  engine: DeliveryEngine,
+  webhookId: number,
+  original: { event_id: string; event_type: string },
+): Promise<{ id: number; attempt_number: number } | undefined> {
+  return withTransaction(pool, async (client) => {
+    // The two-key form: a key space apart from the single-key locks of retention and start-up.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1::text), hashtext($2))", [
+      webhookId,
+      original.event_id,
+    ]);
+    return insertLeasedDelivery(
+      client,
+      { webhookId, eventId: original.event_id, eventType: original.event_type, attemptNumber: null },
+      engine.lease,
+    );
+  });
+}
+
+/**
  * Replays a delivery (POST …/retry): its stored envelope, byte for byte, to the webhook's current URL
  * with its current secret, as a new attempt of the same event numbered one above the event's highest,
  * sent now and recorded before the outcome is returned.
@@ -51,23 +78,14 @@ export async function replayDelivery(
   if (!webhook.enabled) {
     throw new ConflictError(`Webhook ${webhook.id} is disabled; enable it before retrying its deliveries.`);
   }
-  // attempt_number = highest for this event and webhook + 1; two concurrent retries of the same
-  // event collide on the unique key and the loser takes the next number.
   let row: { id: number; attempt_number: number } | undefined;
   for (let race = 0; ; race++) {
     try {
-      row = await insertLeasedDelivery(
-        pool,
-        {
-          webhookId: webhook.id,
-          eventId: original.event_id,
-          eventType: original.event_type,
-          attemptNumber: null,
-        },
-        engine.lease,
-      );
+      row = await insertReplayAttempt(pool, engine, webhook.id, original);
       break;
     } catch (error) {
+      // Only an automatic retry queued at the same instant can take the number now (queue.ts); the
+      // next try numbers above it.
       if (!isUniqueViolation(error) || race >= maxAttemptNumberRaces) throw error;
     }
   }
