@@ -8,6 +8,7 @@ import { metrics } from "../metrics.js";
 import { webhookNotFound } from "../webhooks/service.js";
 import type { WebhookRow } from "../webhooks/store.js";
 import { deliveryNotFound } from "./not-found.js";
+import { admitSynchronousSend } from "./send-admission.js";
 import { findDeliveryRecord } from "./store.js";
 
 /** Spec §2.7, and the new attempt's delivery record (an addition: clients link to it). */
@@ -34,6 +35,23 @@ export function retryResult(
 }
 
 const maxAttemptNumberRaces = 5;
+
+async function insertWithNextNumber(
+  pool: Pool,
+  engine: DeliveryEngine,
+  webhookId: number,
+  original: { event_id: string; event_type: string },
+): Promise<{ id: number; attempt_number: number } | undefined> {
+  for (let race = 0; ; race++) {
+    try {
+      return await insertReplayAttempt(pool, engine, webhookId, original);
+    } catch (error) {
+      // Only an automatic retry queued at the same instant can take the number now (queue.ts); the
+      // next try numbers above it.
+      if (!isUniqueViolation(error) || race >= maxAttemptNumberRaces) throw error;
+    }
+  }
+}
 
 /**
  * The new attempt's row, numbered one above the event's highest attempt for this webhook. Replays of
@@ -78,29 +96,27 @@ export async function replayDelivery(
   if (!webhook.enabled) {
     throw new ConflictError(`Webhook ${webhook.id} is disabled; enable it before retrying its deliveries.`);
   }
+  const slot = admitSynchronousSend(engine, webhook.project_id, webhook.id);
   let row: { id: number; attempt_number: number } | undefined;
-  for (let race = 0; ; race++) {
-    try {
-      row = await insertReplayAttempt(pool, engine, webhook.id, original);
-      break;
-    } catch (error) {
-      // Only an automatic retry queued at the same instant can take the number now (queue.ts); the
-      // next try numbers above it.
-      if (!isUniqueViolation(error) || race >= maxAttemptNumberRaces) throw error;
-    }
+  try {
+    row = await insertWithNextNumber(pool, engine, webhook.id, original);
+  } catch (error) {
+    slot.release();
+    throw error;
   }
   if (!row) {
+    slot.release();
     // The webhook was deleted between being read and its delivery being written, or the event went.
     if (await eventExists(pool, original.event_id)) throw webhookNotFound(webhook.project_id, webhook.id);
     throw new GoneError(
       `The event of delivery ${deliveryId} (${original.event_id}) was removed by retention while it was being replayed; events older than RETENTION_DAYS are not kept.`,
     );
   }
-  const outcome = await engine.sendLeased(webhook, {
-    id: row.id,
-    eventType: original.event_type,
-    body: original.payload,
-  });
+  const outcome = await engine.sendLeased(
+    webhook,
+    { id: row.id, eventType: original.event_type, body: original.payload },
+    slot,
+  );
   metrics.replays.inc({ outcome: outcome.success ? "success" : "failure" });
   return retryResult(outcome, row);
 }
