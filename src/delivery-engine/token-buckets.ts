@@ -23,13 +23,13 @@ export class TokenBuckets {
   }
 
   /** How long until the key may take a token: 0 when it may now. */
-  waitMs(key: number, nowMs = Date.now()): number {
+  waitMs(key: number, nowMs = performance.now()): number {
     const tokens = this.tokensOf(key, nowMs);
     return tokens >= 1 ? 0 : Math.ceil((1 - tokens) / this.perMs);
   }
 
   /** Takes a token (call after waitMs answered 0). */
-  take(key: number, nowMs = Date.now()): void {
+  take(key: number, nowMs = performance.now()): void {
     // The cache's ttl restarts with each set: a full refill from now.
     this.buckets.set(key, { tokens: this.tokensOf(key, nowMs) - 1, atMs: nowMs });
   }
@@ -37,6 +37,7 @@ export class TokenBuckets {
   private tokensOf(key: number, nowMs: number): number {
     const bucket = this.buckets.get(key);
     if (!bucket) return this.capacity;
-    return Math.min(this.capacity, bucket.tokens + (nowMs - bucket.atMs) * this.perMs);
+    // A monotonic clock (performance.now) by default: a wall clock set back would empty every bucket.
+    return Math.min(this.capacity, bucket.tokens + Math.max(0, nowMs - bucket.atMs) * this.perMs);
   }
 }

@@ -124,4 +124,10 @@ describe("TokenBuckets", () => {
     for (let i = 0; i < 3; i++) buckets.take(5, t0 + 60_000);
     expect(buckets.waitMs(5, t0 + 60_000)).toBe(1_000);
   });
+
+  it("does not empty a bucket when the clock it is given goes back", () => {
+    const buckets = new TokenBuckets(2, 2_000);
+    buckets.take(5, 1_000_000);
+    expect(buckets.waitMs(5, 1_000_000 - 600_000)).toBe(0);
+  });
 });
