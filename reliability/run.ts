@@ -8,6 +8,7 @@ import {
   sigkillMidBurst,
   twoReplicasOneKilled,
 } from "./scenarios.js";
+import { tenantStorm } from "./tenant-storm.js";
 
 // `npm run reliability`: the real service (built), real Postgres, real receivers on loopback, one
 // scenario after another; prints one table and exits 1 when a figure misses its bound.
@@ -22,6 +23,7 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["rolling", rollingRestart],
   ["hostile-new", hostileNewWebhook],
   ["hostile-restart", hostileAfterRestart],
+  ["tenant-storm", tenantStorm],
 ];
 
 const only = process.argv.slice(2);

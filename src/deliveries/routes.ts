@@ -22,6 +22,7 @@ import {
   recoverResultSchema,
   retryResultSchema,
 } from "./schemas.js";
+import { refuseEarly } from "./send-admission.js";
 import type { DeliveryRecordRow } from "./store.js";
 import { findDeliveryRecord, listDeliveryRecords } from "./store.js";
 
@@ -200,6 +201,7 @@ export function registerDeliveryRoutes(
       },
     },
     handler: async ({ params, auth }) => {
+      refuseEarly(engine, auth, params.project_id, params.webhook_id);
       const webhook = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
       return { status: 200, body: await replayDelivery(pool, engine, webhook, params.delivery_id) };
     },

@@ -1,6 +1,7 @@
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { isSendRefusal, type SendRefusal, type SendSlot } from "../delivery-engine/synchronous-sends.js";
 import { TooManyRequestsError } from "../errors.js";
+import type { AuthContext } from "../http/auth-context.js";
 import { metrics } from "../metrics.js";
 
 /** What each refusal says: which bound, and the setting that sets it (docs/deliveries.md). */
@@ -27,9 +28,30 @@ const explain: Record<
  */
 export function admitSynchronousSend(engine: DeliveryEngine, projectId: number, webhookId: number): SendSlot {
   const reserved = engine.reserveSend(projectId, webhookId);
-  if (!isSendRefusal(reserved)) return reserved;
-  metrics.synchronousSendsRefused.inc({ limit: reserved.refused });
-  const retryAfterSeconds = Math.max(1, Math.ceil(reserved.retryAfterMs / 1000));
-  const message = explain[reserved.refused](reserved.limit, { project: projectId, webhook: webhookId });
-  throw new TooManyRequestsError(`${message} Retry after ${retryAfterSeconds} s.`, retryAfterSeconds);
+  if (isSendRefusal(reserved)) throw refusedWith(reserved, { project: projectId, webhook: webhookId });
+  return reserved;
+}
+
+/**
+ * Answers 429 at once, before any query, when the project is over its share or pace, for a caller
+ * known without a query to see the project (an admin key or one of the project's keys): a storm of
+ * refused requests then costs the others little more than its authentication. Any other caller goes
+ * the usual way (a 404 for a project it may not see, never a word about that project's sends).
+ */
+export function refuseEarly(
+  engine: DeliveryEngine,
+  auth: AuthContext,
+  projectId: number,
+  webhookId: number,
+): void {
+  if (auth.method !== "api_key" || (auth.projectIds !== null && !auth.projectIds.includes(projectId))) return;
+  const refusal = engine.projectRefusal(projectId);
+  if (refusal) throw refusedWith(refusal, { project: projectId, webhook: webhookId });
+}
+
+function refusedWith(refusal: SendRefusal, ids: { project: number; webhook: number }): TooManyRequestsError {
+  metrics.synchronousSendsRefused.inc({ limit: refusal.refused });
+  const retryAfterSeconds = Math.max(1, Math.ceil(refusal.retryAfterMs / 1000));
+  const message = explain[refusal.refused](refusal.limit, ids);
+  return new TooManyRequestsError(`${message} Retry after ${retryAfterSeconds} s.`, retryAfterSeconds);
 }

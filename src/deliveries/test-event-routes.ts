@@ -8,6 +8,7 @@ import { addRoute } from "../http/route.js";
 import { webhookParams } from "../webhooks/schemas.js";
 import { requireProjectWebhook } from "../webhooks/service.js";
 import { testEventResultSchema } from "./schemas.js";
+import { refuseEarly } from "./send-admission.js";
 import { sendTestEvent } from "./test-event.js";
 
 const testableTypes = eventTypes.filter((type) => type.emitted).map((type) => type.event_type) as [
@@ -63,6 +64,7 @@ export function registerTestEventRoutes(
       },
     },
     handler: async ({ params, body, auth }) => {
+      refuseEarly(engine, auth, params.project_id, params.webhook_id);
       const { project, webhook } = await requireProjectWebhook(
         pool,
         auth,

@@ -64,6 +64,8 @@ export interface DeliveryEngine {
    * releases it, or the caller when it sends nothing after all.
    */
   reserveSend(projectId: number, webhookId: number): SendSlot | SendRefusal;
+  /** Whether the project is over its share of them or its pace now (a peek: nothing is taken). */
+  projectRefusal(projectId: number): SendRefusal | undefined;
   /**
    * Sends a leased row now in the slot reserved for it and records its outcome before returning it
    * (replays, test events). Should this process die mid-send, the lease expires and a worker sends it.
@@ -166,6 +168,7 @@ export function createDeliveryEngine(options: {
     handOverLease: () => worker.handOverLease(options.outcomePolicy.appliesTo),
     handOver: (deliveries) => worker.takeHandedOver(deliveries),
     reserveSend: (projectId, webhookId) => synchronous.reserve(projectId, webhookId),
+    projectRefusal: (projectId) => synchronous.projectRefusal(projectId),
     sendLeased(target, delivery, slot) {
       const sending = sendAndRecord(target, delivery, slot);
       synchronousSends.add(sending);

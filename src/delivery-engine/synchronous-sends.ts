@@ -81,15 +81,14 @@ export class SynchronousSends {
     };
   }
 
-  /** The first bound the send would go over: the project's own share first, then the shared ones. */
-  private refusal(projectId: number, webhookId: number): SendRefusal | undefined {
-    const { perProjectConcurrency, perWebhook, replica } = this.limits;
-    const retryAfterMs = inFlightRetryAfterMs;
+  /**
+   * Whether the project is over its share or its pace now, whichever webhook it asks for: a peek that
+   * takes nothing, so a storm of its requests can be answered before they cost a query.
+   */
+  projectRefusal(projectId: number): SendRefusal | undefined {
+    const { perProjectConcurrency } = this.limits;
     if ((this.byProject.get(projectId) ?? 0) >= perProjectConcurrency)
-      return { refused: "project", limit: perProjectConcurrency, retryAfterMs };
-    if (this.accounting.sendsInFlightOf(webhookId) >= perWebhook)
-      return { refused: "webhook", limit: perWebhook, retryAfterMs };
-    if (this.inFlight >= replica) return { refused: "replica", limit: replica, retryAfterMs };
+      return { refused: "project", limit: perProjectConcurrency, retryAfterMs: inFlightRetryAfterMs };
     const minuteWait = this.perMinute?.waitMs(projectId) ?? 0;
     if (minuteWait > 0)
       return { refused: "per-minute", limit: this.limits.perProjectPerMinute, retryAfterMs: minuteWait };
@@ -97,6 +96,18 @@ export class SynchronousSends {
     if (dayWait > 0)
       return { refused: "per-day", limit: this.limits.perProjectPerDay, retryAfterMs: dayWait };
     return undefined;
+  }
+
+  /** The first bound the send would go over: the project's own first, then the shared ones. */
+  private refusal(projectId: number, webhookId: number): SendRefusal | undefined {
+    const project = this.projectRefusal(projectId);
+    if (project?.refused === "project") return project;
+    const { perWebhook, replica } = this.limits;
+    if (this.accounting.sendsInFlightOf(webhookId) >= perWebhook)
+      return { refused: "webhook", limit: perWebhook, retryAfterMs: inFlightRetryAfterMs };
+    if (this.inFlight >= replica)
+      return { refused: "replica", limit: replica, retryAfterMs: inFlightRetryAfterMs };
+    return project;
   }
 }
 

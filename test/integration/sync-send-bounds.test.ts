@@ -82,6 +82,12 @@ describe("test events and replays in flight", () => {
     );
     expect(await recorded(service)).toEqual(counts);
     expect(hanging()).toBe(before + 2);
+    // A key of another project learns nothing of A's sends: A's webhook is not found, as ever.
+    const keyOfB = await service.api("POST", "/api-keys", { body: { name: "b", project_ids: [b] } });
+    const asB = await service.api("POST", `/projects/${a}/webhooks/${slow.id}/test`, {
+      key: keyOfB.body.key,
+    });
+    expect(asB.status).toBe(404);
 
     // Another project is not held back by it.
     const fromB = await service.api("POST", `/projects/${b}/webhooks/${healthy.id}/test`);

@@ -94,10 +94,13 @@ describe("SynchronousSends", () => {
 
   it("paces a project by its per-minute bucket, with the wait until its next token, and other projects not", () => {
     const sends = new SynchronousSends(accounting(), { ...settings, perProjectPerMinute: 2 });
+    // Asking whether the project is over takes nothing.
+    for (let i = 0; i < 5; i++) expect(sends.projectRefusal(1)).toBeUndefined();
     slot(sends.reserve(1, 1)).release(success);
     slot(sends.reserve(1, 1)).release(success);
     const refusal = sends.reserve(1, 1);
     expect(refusal).toMatchObject({ refused: "per-minute", limit: 2 });
+    expect(sends.projectRefusal(1)).toMatchObject({ refused: "per-minute" });
     expect(isSendRefusal(refusal) && refusal.retryAfterMs).toBeGreaterThan(29_000);
     expect(isSendRefusal(sends.reserve(2, 2))).toBe(false);
   });
