@@ -131,7 +131,9 @@ export const configSchema = z.object({
     ),
   DELIVERY_CONCURRENCY: wholeNumber(1, 1_000)
     .default(64)
-    .describe("Deliveries in flight per replica (it may claim up to half as many again ahead, unsent)."),
+    .describe(
+      "Deliveries in flight per replica, test events and replays included (it may claim up to half as many again ahead, unsent; test events and replays may take half as many again for a moment).",
+    ),
   DELIVERY_PER_WEBHOOK_CONCURRENCY: wholeNumber(1, 1_000)
     .default(16)
     .describe(
