@@ -124,6 +124,7 @@ describe("test events and replays in flight", () => {
     // The worker sends the webhook's first deliveries two at a time (its starting limit), which
     // with one test event makes the webhook's 3 (DELIVERY_PER_WEBHOOK_CONCURRENCY).
     for (let i = 0; i < 4; i++) await emit(service.pool, project, "deployment.created");
+    await eventually(async () => (hanging() >= before + 2 ? true : undefined));
     const test = service.api("POST", `/projects/${project}/webhooks/${webhook.id}/test`);
     await eventually(async () => (hanging() >= before + 3 ? true : undefined));
     expectTooMany(
