@@ -9,6 +9,7 @@ import {
   twoReplicasOneKilled,
 } from "./scenarios.js";
 import { slowloris } from "./slowloris.js";
+import { tenantStorm } from "./tenant-storm.js";
 
 // `npm run reliability`: the real service (built), real Postgres, real receivers on loopback, one
 // scenario after another; prints one table and exits 1 when a figure misses its bound.
@@ -24,6 +25,7 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["hostile-new", hostileNewWebhook],
   ["hostile-restart", hostileAfterRestart],
   ["slowloris", slowloris],
+  ["tenant-storm", tenantStorm],
 ];
 
 const only = process.argv.slice(2);

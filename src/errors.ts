@@ -80,6 +80,16 @@ export class PayloadTooLargeError extends ApiError {
   }
 }
 
+/** Over a bound that frees with time: `Retry-After` says when asking again makes sense. */
+export class TooManyRequestsError extends ApiError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, "too_many_requests", message);
+  }
+}
+
 /** A dependency the request needs (the Kubernetes API server) cannot be reached: retrying may help. */
 export class ServiceUnavailableError extends ApiError {
   constructor(message: string) {

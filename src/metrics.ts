@@ -61,6 +61,12 @@ export const metrics = {
     labelNames: ["outcome"] as const,
     registers: [shared],
   }),
+  synchronousSendsRefused: new client.Counter({
+    name: `${prefix}synchronous_sends_refused_total`,
+    help: "Test events and replays answered 429, by the bound they would have gone over",
+    labelNames: ["limit"] as const,
+    registers: [shared],
+  }),
   eventsEmitted: new client.Counter({
     name: `${prefix}events_emitted_total`,
     help: "Events recorded, by event type",

@@ -162,7 +162,9 @@ export const configSchema = z.object({
     ),
   DELIVERY_CONCURRENCY: wholeNumber(1, 1_000)
     .default(64)
-    .describe("Deliveries in flight per replica (it may claim up to half as many again ahead, unsent)."),
+    .describe(
+      "Deliveries in flight per replica, test events and replays included (it may claim up to half as many again ahead, unsent; test events and replays may take half as many again for a moment).",
+    ),
   DELIVERY_PER_WEBHOOK_CONCURRENCY: wholeNumber(1, 1_000)
     .default(16)
     .describe(
@@ -202,6 +204,22 @@ export const configSchema = z.object({
     .meta({ accepts: "five comma-separated whole numbers, each ≤ 86400000" })
     .describe(
       "The waits before automatic retries 1–5 of a webhook that has a retry policy (before attempts 2–6), each with ±20 % jitter.",
+    ),
+  // A project's share of the test events and replays, sent while the API request waits (docs/deliveries.md).
+  SYNC_SENDS_PER_PROJECT_CONCURRENCY: wholeNumber(1, 1_000)
+    .default(8)
+    .describe(
+      "Test events and replays of one project waiting for their receivers at once, per replica. One more answers 429 with `Retry-After` and records nothing. They also count against `DELIVERY_PER_WEBHOOK_CONCURRENCY` and `DELIVERY_CONCURRENCY` with the workers' sends, and together take at most half of `DELIVERY_CONCURRENCY`.",
+    ),
+  SYNC_SENDS_PER_PROJECT_PER_MINUTE: wholeNumber(0, 1_000_000)
+    .default(120)
+    .describe(
+      "Pace of one project's test events and replays per replica: a token bucket of this many, refilled evenly over a minute (`0`: no pace). Over it: 429 with `Retry-After`.",
+    ),
+  SYNC_SENDS_PER_PROJECT_PER_DAY: wholeNumber(0, 100_000_000)
+    .default(10_000)
+    .describe(
+      "The same over a day, which bounds what a project's test events and replays can store: this many times `RETENTION_DAYS` records per replica (`0`: no bound).",
     ),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv
     .default(true)
@@ -459,6 +477,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivateNetworks: e.DELIVERY_ALLOW_PRIVATE_NETWORKS,
       allowedDestinations: e.DELIVERY_ALLOWED_DESTINATIONS,
       allowedDestinationsOnly: e.DELIVERY_ALLOWED_DESTINATIONS_ONLY,
+      synchronousSends: {
+        perProjectConcurrency: e.SYNC_SENDS_PER_PROJECT_CONCURRENCY,
+        perProjectPerMinute: e.SYNC_SENDS_PER_PROJECT_PER_MINUTE,
+        perProjectPerDay: e.SYNC_SENDS_PER_PROJECT_PER_DAY,
+      },
     },
     metrics: {
       token: metricsTokenSettingOf(e.METRICS_TOKEN, e.METRICS_TOKEN_FILE),

@@ -22,6 +22,7 @@ import {
   recoverResultSchema,
   retryResultSchema,
 } from "./schemas.js";
+import { refuseEarly } from "./send-admission.js";
 import type { DeliveryRecordRow } from "./store.js";
 import { findDeliveryRecord, listDeliveryRecords } from "./store.js";
 
@@ -188,14 +189,21 @@ export function registerDeliveryRoutes(
       "Sends the stored envelope again, byte for byte, to the webhook's current URL with its current " +
       "secret, as a new delivery record with the same event id and `attempt_number` one above the " +
       "event's highest; waits for the receiver and returns the outcome. Successful deliveries may be sent " +
-      "again too. A disabled webhook answers 409 and nothing is sent.",
+      "again too. A disabled webhook answers 409 and nothing is sent. Over the bounds of test events and " +
+      "replays (in flight, pace) it answers 429 with `Retry-After`, and nothing is sent or recorded.",
     params: deliveryParams,
     responses: {
       200: { description: "The outcome of the new attempt", schema: retryResultSchema },
       409: { description: "The webhook is disabled" },
       410: { description: "The event was removed by retention while this replay was being written" },
+      429: {
+        description:
+          "Over a bound of test events and replays (the project's share in flight, the webhook's or the replica's, or the project's pace); `Retry-After` says when to ask again, and nothing was recorded",
+        headers: { "Retry-After": { description: "Seconds to wait before asking again" } },
+      },
     },
     handler: async ({ params, auth }) => {
+      refuseEarly(engine, auth, params.project_id, params.webhook_id);
       const webhook = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
       return { status: 200, body: await replayDelivery(pool, engine, webhook, params.delivery_id) };
     },

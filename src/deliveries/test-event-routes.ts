@@ -8,6 +8,7 @@ import { addRoute } from "../http/route.js";
 import { webhookParams } from "../webhooks/schemas.js";
 import { requireProjectWebhook } from "../webhooks/service.js";
 import { testEventResultSchema } from "./schemas.js";
+import { refuseEarly } from "./send-admission.js";
 import { sendTestEvent } from "./test-event.js";
 
 const testableTypes = eventTypes.filter((type) => type.emitted).map((type) => type.event_type) as [
@@ -48,13 +49,22 @@ export function registerTestEventRoutes(
       "`deployment.succeeded`) to the webhook, waits for the receiver and returns the outcome. The payload " +
       "names the real project, with `deployment_id` 0 and environment `test`. Recorded as a delivery like " +
       "any other; works on disabled webhooks and whatever the subscription. The body may be left out, or " +
-      "be empty with `Content-Type: application/json`.",
+      "be empty with `Content-Type: application/json`. Over the bounds of test events and replays (in " +
+      "flight, pace) it answers 429 with `Retry-After`, and nothing is sent or recorded.",
     params: webhookParams,
     body: testEventBody,
     // `curl -X POST …/test` with nothing sends a deployment.succeeded: every field has a default.
     bodyOptional: true,
-    responses: { 200: { description: "The outcome of the test delivery", schema: testEventResultSchema } },
+    responses: {
+      200: { description: "The outcome of the test delivery", schema: testEventResultSchema },
+      429: {
+        description:
+          "Over a bound of test events and replays (the project's share in flight, the webhook's or the replica's, or the project's pace); `Retry-After` says when to ask again, and nothing was recorded",
+        headers: { "Retry-After": { description: "Seconds to wait before asking again" } },
+      },
+    },
     handler: async ({ params, body, auth }) => {
+      refuseEarly(engine, auth, params.project_id, params.webhook_id);
       const { project, webhook } = await requireProjectWebhook(
         pool,
         auth,

@@ -10,6 +10,7 @@ import type { ProjectRow } from "../projects/store.js";
 import { webhookNotFound } from "../webhooks/service.js";
 import type { WebhookRow } from "../webhooks/store.js";
 import { type RetryResult, retryResult } from "./replay.js";
+import { admitSynchronousSend } from "./send-admission.js";
 
 const statusOf: Record<DeploymentEventType, DeploymentStatus> = {
   "deployment.created": "pending",
@@ -52,6 +53,7 @@ export interface TestEventResult extends RetryResult {
  * Sends an example envelope of `eventType` to the webhook now (POST …/test), recorded as a delivery like
  * any other: the event and its leased delivery row in one transaction, then the send, recorded before
  * the outcome is returned. Works on disabled webhooks and whatever the subscription: it is asked for.
+ * Within the project's share of synchronous sends (send-admission.ts): over it, a 429 records nothing.
  */
 export async function sendTestEvent(
   pool: Pool,
@@ -62,6 +64,7 @@ export async function sendTestEvent(
 ): Promise<TestEventResult> {
   const envelope = createEnvelope(eventType, project.id, exampleDeploymentPayload(eventType, project));
   const body = JSON.stringify(envelope);
+  const slot = admitSynchronousSend(engine, project.id, webhook.id);
   const row = await withTransaction(pool, async (client) => {
     await insertEventRecord(client, {
       id: envelope.id,
@@ -78,8 +81,15 @@ export async function sendTestEvent(
     // The webhook was deleted meanwhile. Thrown inside the transaction: the event is not recorded either.
     if (!inserted) throw webhookNotFound(webhook.project_id, webhook.id);
     return inserted;
+  }).catch((error: unknown) => {
+    slot.release();
+    throw error;
   });
-  const outcome = await engine.sendLeased(webhook, { id: row.id, eventType, eventId: envelope.id, body });
+  const outcome = await engine.sendLeased(
+    webhook,
+    { id: row.id, eventType, eventId: envelope.id, body },
+    slot,
+  );
   metrics.testEvents.inc({ outcome: outcome.success ? "success" : "failure" });
   // delivery_id and event_id first, where the test event's answer (and the CLI's output) had them.
   const { delivery_id, ...result } = retryResult(outcome, row);

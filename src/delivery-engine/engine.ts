@@ -9,6 +9,12 @@ import type { HandOver } from "./emit.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
 import { type ClaimedDelivery, claimSessionSettings, recordOutcomes } from "./queue.js";
 import { createSender, type DeliveryOutcome, type OpenSecret } from "./sender.js";
+import {
+  type SendRefusal,
+  type SendSlot,
+  type SynchronousSendSettings,
+  SynchronousSends,
+} from "./synchronous-sends.js";
 import { deliveryConnectTimeoutMs } from "./timing.js";
 import { DeliveryWorker, observeOutcome } from "./worker.js";
 
@@ -27,6 +33,8 @@ export interface DeliverySettings {
   allowedDestinations: { entries: string[]; list: AllowList } | undefined;
   /** Deliveries may reach only what allowedDestinations names (an egress allow-list). */
   allowedDestinationsOnly: boolean;
+  /** A project's share of the replays and test events (SYNC_SENDS_*). */
+  synchronousSends: SynchronousSendSettings;
 }
 
 /** Where a delivery goes: what the engine needs of a webhook. */
@@ -84,10 +92,18 @@ export interface DeliveryEngine {
   /** The lease of the rows sendLeased sends: this worker's, for DELIVERY_LEASE_MS. */
   readonly lease: { workerId: string; leaseMs: number };
   /**
-   * Sends a leased row now and records its outcome before returning it (replays, test events). Should
-   * this process die mid-send, the lease expires and a worker sends the row.
+   * A place for a replay or test event of the project's webhook, within the bounds every send shares
+   * (synchronous-sends.ts), or why there is none now. Taken before anything is recorded; sendLeased
+   * releases it, or the caller when it sends nothing after all.
    */
-  sendLeased(target: DeliveryTarget, delivery: LeasedDelivery): Promise<DeliveryOutcome>;
+  reserveSend(projectId: number, webhookId: number): SendSlot | SendRefusal;
+  /** Whether the project is over its share of them or its pace now (a peek: nothing is taken). */
+  projectRefusal(projectId: number): SendRefusal | undefined;
+  /**
+   * Sends a leased row now in the slot reserved for it and records its outcome before returning it
+   * (replays, test events). Should this process die mid-send, the lease expires and a worker sends it.
+   */
+  sendLeased(target: DeliveryTarget, delivery: LeasedDelivery, slot: SendSlot): Promise<DeliveryOutcome>;
   /** Claim now: used after emitting in-process, saving the NOTIFY round trip. */
   wake(): void;
   /**
@@ -144,14 +160,25 @@ export function createDeliveryEngine(options: {
     outcomePolicy: options.outcomePolicy,
     logger: logger.child({ component: "delivery-worker" }),
   });
+  const synchronous = new SynchronousSends(worker, {
+    // Not waiting for the worker's slots, they take at most half as many again (docs/deliveries.md).
+    replica: Math.max(1, Math.floor(settings.concurrency / 2)),
+    perWebhook: settings.perWebhookConcurrency,
+    ...settings.synchronousSends,
+  });
   let stopping: Promise<void> | undefined;
   /** Synchronous sends in progress: shutdown waits for them before the pool ends. */
   const synchronousSends = new Set<Promise<unknown>>();
 
-  async function sendAndRecord(target: DeliveryTarget, delivery: LeasedDelivery): Promise<DeliveryOutcome> {
+  async function sendAndRecord(
+    target: DeliveryTarget,
+    delivery: LeasedDelivery,
+    slot: SendSlot,
+  ): Promise<DeliveryOutcome> {
     metrics.inFlight.inc();
+    let outcome: DeliveryOutcome | undefined;
     try {
-      const outcome = await send({
+      outcome = await send({
         url: target.url,
         body: delivery.body,
         eventType: delivery.eventType,
@@ -163,6 +190,7 @@ export function createDeliveryEngine(options: {
       await recordOutcomes(pool, [{ id: delivery.id, outcome, deliveredAtMs: Date.now() }]);
       return outcome;
     } finally {
+      slot.release(outcome);
       metrics.inFlight.dec();
     }
   }
@@ -173,8 +201,10 @@ export function createDeliveryEngine(options: {
     wake: () => worker.wake(),
     handOverLease: () => worker.handOverLease(options.outcomePolicy.appliesTo),
     handOver: (deliveries) => worker.takeHandedOver(deliveries),
-    sendLeased(target, delivery) {
-      const sending = sendAndRecord(target, delivery);
+    reserveSend: (projectId, webhookId) => synchronous.reserve(projectId, webhookId),
+    projectRefusal: (projectId) => synchronous.projectRefusal(projectId),
+    sendLeased(target, delivery, slot) {
+      const sending = sendAndRecord(target, delivery, slot);
       synchronousSends.add(sending);
       void sending.catch(() => {}).finally(() => synchronousSends.delete(sending));
       return sending;

@@ -100,6 +100,8 @@ export function observeOutcome(
  */
 export class DeliveryWorker {
   private readonly inFlight = new Map<number, Promise<void>>();
+  /** Replays and test events in flight (synchronous-sends.ts): they hold slots like the sends above. */
+  private synchronousInFlight = 0;
   /** Claimed rows not sent yet (claimed ahead, or held by their webhook's limit), oldest claim first. */
   private readonly ready: Array<{ delivery: ClaimedDelivery; claimedAtMs: number }> = [];
   /** Rows claimed beyond the free slots, so a finished send is replaced at once, not a turn later. */
@@ -280,9 +282,38 @@ export class DeliveryWorker {
     return this.options.concurrency + ahead - this.slotsInUse() - this.ready.length;
   }
 
-  /** Sends holding a slot: all in flight but those a slow receiver held beyond its budget. */
+  /**
+   * Sends holding a slot: all in flight, synchronous ones included, but those a slow receiver held
+   * beyond its budget.
+   */
   private slotsInUse(): number {
-    return this.inFlight.size - this.limits.overflowSends();
+    return this.inFlight.size + this.synchronousInFlight - this.limits.overflowSends();
+  }
+
+  /** Sends of the webhook in flight on this replica: this worker's and synchronous ones. */
+  sendsInFlightOf(webhookId: number): number {
+    return this.limits.inFlight(webhookId);
+  }
+
+  /**
+   * A replay or test event of the webhook starts: it takes a slot and counts against the webhook's
+   * limit, and its outcome teaches the limit as a claimed send's does. `sendId` is negative, apart from
+   * delivery ids.
+   */
+  synchronousStarted(webhookId: number, sendId: number): void {
+    this.synchronousInFlight += 1;
+    this.limits.claimed(webhookId);
+    this.limits.started(webhookId, sendId);
+  }
+
+  /** It ended (outcome undefined: it was not sent); its slot goes to the rows waiting, or a claim. */
+  synchronousFinished(webhookId: number, sendId: number, outcome: DeliveryOutcome | undefined): void {
+    this.synchronousInFlight -= 1;
+    this.limits.finished(webhookId, sendId, outcome);
+    // A worker not started (DELIVERY_WORKERS=false) or stopping claims nothing.
+    if (!this.started || this.stopped) return;
+    this.startReady();
+    this.kick();
   }
 
   /**

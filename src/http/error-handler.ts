@@ -6,6 +6,7 @@ import {
   InternalError,
   MethodNotAllowedError,
   PayloadTooLargeError,
+  TooManyRequestsError,
   ValidationError,
 } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -53,6 +54,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       apiError = new InternalError();
     }
     if (apiError instanceof MethodNotAllowedError) res.set("Allow", apiError.allow);
+    if (apiError instanceof TooManyRequestsError) res.set("Retry-After", String(apiError.retryAfterSeconds));
     res.status(apiError.status).json(apiError.toJSON());
   };
 }
