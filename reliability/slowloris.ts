@@ -150,7 +150,9 @@ export async function slowloris(): Promise<Figure[]> {
         ok: ratio < 3,
       },
       figure(name, "B's requests failed, quiet and during", quiet.failed + during.failed, 0),
-      figure(name, "longest hold of a connection trickling its head", Math.max(...holds.idle), 12_000, " ms"),
+      // The header timeout (10 s), checked every second, plus room for a busy event loop: the bound is
+      // that such a connection goes within seconds of the timeout, not at 60 s or never.
+      figure(name, "longest hold of a connection trickling its head", Math.max(...holds.idle), 16_000, " ms"),
       figure(
         name,
         "longest hold of a POST trickling its body, after its 401",
