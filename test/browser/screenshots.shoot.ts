@@ -15,6 +15,7 @@ const files: Record<string, string> = {
   webhooks: "webhooks",
   "add webhook": "add-webhook",
   "add webhook, field errors": "add-webhook-errors",
+  "add webhook, Teams card preview": "add-webhook-teams-preview",
   webhook: "webhook",
   "webhook, managed by a resource": "webhook-managed",
   delivery: "delivery",

@@ -86,6 +86,8 @@ it("previews a template as it is typed, and shows a template's error in place of
   await page.getByLabel("Template").fill("Rolled out: {{ event.event_type }}");
   await preview(page).getByText("Rolled out: deployment.succeeded").waitFor();
   expect(await preview(page).innerText()).toContain("text/plain");
+  // The Content-Type is one of the headers as sent, shown once.
+  expect((await preview(page).innerText()).match(/Content-Type/g)).toHaveLength(1);
 
   await preview(page).getByLabel("Event").selectOption("deployment.failed");
   await preview(page).getByText("Rolled out: deployment.failed").waitFor();

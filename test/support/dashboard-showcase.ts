@@ -114,6 +114,15 @@ export async function startShowcase(): Promise<Showcase> {
         await page.getByText("url is required").waitFor();
       },
     },
+    {
+      name: "add webhook, Teams card preview",
+      open: async (page) => {
+        await page.goto(`${service.baseUrl}${webhooks}/new`);
+        await page.getByLabel("Payload URL").fill("https://hooks.example.com/workflows/deployments");
+        await page.getByLabel("Body format").selectOption("msteams");
+        await page.getByTestId("teams-card").locator(".ac-adaptiveCard").waitFor();
+      },
+    },
     { name: "edit webhook", open: at(`${webhook}/edit`) },
     { name: "webhook", open: at(webhook) },
     {

@@ -120,12 +120,15 @@ function PreviewBody(props: { preview: DeliveryPreview; keptHeaders: string[]; m
     <>
       <table class="table headers" aria-label="Preview headers">
         <tbody>
-          <tr>
-            <th scope="row" class="mono">
-              Content-Type
-            </th>
-            <td class="mono">{preview.content_type}</td>
-          </tr>
+          {/* The headers as sent hold the Content-Type; a failed render has none to show. */}
+          {!shown.has("content-type") && preview.content_type && (
+            <tr>
+              <th scope="row" class="mono">
+                Content-Type
+              </th>
+              <td class="mono">{preview.content_type}</td>
+            </tr>
+          )}
           {headers.map(([name, value]) => (
             <tr key={name}>
               <th scope="row" class="mono">
