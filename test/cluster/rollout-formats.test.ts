@@ -85,6 +85,18 @@ it("a rollout reaches a CloudEvents receiver and a Standard Webhooks receiver, e
     clusterPatience,
     "the rollout's events at both receivers",
   );
+  // A delivery's record (its body as sent among it) is written once the receiver has answered.
+  await eventually(
+    async () => {
+      const { rows } = await observer.query<{ unrecorded: number }>(
+        "SELECT count(*)::int AS unrecorded FROM deliveries WHERE webhook_id = ANY ($1) AND delivered_at IS NULL",
+        [[broker.status?.webhookId, signed.status?.webhookId]],
+      );
+      return rows[0]?.unrecorded === 0 ? true : undefined;
+    },
+    clusterPatience,
+    "every delivery's outcome to be recorded",
+  );
   const { rows: deployments } = await observer.query<{ id: number }>(
     "SELECT id FROM deployments WHERE name = 'web'",
   );

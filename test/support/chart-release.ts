@@ -98,8 +98,15 @@ export async function serviceAccountKubeconfig(
 }
 
 // What the pod gets that a process on this machine cannot use: the in-cluster database address, the
-// mounted API key and secret key files, the container's port and home.
-const podOnly = new Set(["DATABASE_URL_FILE", "API_KEY_FILE", "SECRET_ENCRYPTION_KEYS_FILE", "PORT", "HOME"]);
+// mounted API key, secret key and metrics token files, the container's port and home.
+const podOnly = new Set([
+  "DATABASE_URL_FILE",
+  "API_KEY_FILE",
+  "SECRET_ENCRYPTION_KEYS_FILE",
+  "METRICS_TOKEN_FILE",
+  "PORT",
+  "HOME",
+]);
 
 /**
  * The environment the chart gives the operator container (read back from the installed Deployment),
