@@ -24,13 +24,15 @@ removed=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f '${Status}' "$package" 2>/dev/null | grep -q "ok installed" && removed+=("$package")
 done
-# Nothing beyond that list may go with them: a package of the machine's own that depends on one of
-# them would not come back. Asked of apt first, without changing anything.
+# Nothing installed by hand beyond that list may go with them (a package of the machine's own that
+# depends on one of them would not come back); what apt pulled in for them may. Asked of apt first,
+# without changing anything.
 if [[ ${#removed[@]} -gt 0 ]]; then
   mapfile -t taken < <(apt-get remove -s "${removed[@]}" 2>/dev/null | awk '/^Remv /{print $2}')
+  manual=" $(apt-mark showmanual | tr '\n' ' ') "
   others=()
   for package in "${taken[@]}"; do
-    [[ " ${removed[*]} " == *" $package "* ]] || others+=("$package")
+    [[ " ${removed[*]} " == *" $package "* || "$manual" != *" $package "* ]] || others+=("$package")
   done
   if [[ ${#others[@]} -gt 0 ]]; then
     echo "ci-fresh-machine: removing ${removed[*]} would also remove ${others[*]}; stopping, nothing changed" >&2
