@@ -1,5 +1,5 @@
 import pg from "pg";
-import { exampleDeploymentPayload } from "../src/deliveries/test-event.js";
+import { exampleDeploymentPayload } from "../src/deployments/example-payload.js";
 import type { EventToEmit } from "../src/delivery-engine/emit.js";
 import type { ProjectRow } from "../src/projects/store.js";
 

@@ -3,8 +3,8 @@
 // cold and from the parse cache. One process, no I/O: what a format adds to each delivery's CPU.
 // Run: npx tsx bench/formats.ts   Env: BENCH_ROUNDS (5), BENCH_CALLS (2000 per round).
 import { exampleEnvelope, exampleTemplate } from "../scripts/docs/format-examples.js";
-import type { Envelope } from "../src/delivery-engine/envelope.js";
 import { renderDiscord } from "../src/formats/discord.js";
+import type { Envelope } from "../src/formats/envelope.js";
 import { renderGoogleChat } from "../src/formats/googlechat.js";
 import { renderMsTeams } from "../src/formats/msteams.js";
 import { renderSlack } from "../src/formats/slack.js";

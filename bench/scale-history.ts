@@ -1,5 +1,5 @@
 import pg from "pg";
-import { exampleDeploymentPayload } from "../src/deliveries/test-event.js";
+import { exampleDeploymentPayload } from "../src/deployments/example-payload.js";
 import { benchEventType } from "./fixtures.js";
 
 /** How the scale benchmark's history is shaped. */

@@ -1,6 +1,6 @@
-import type { Envelope } from "../../src/delivery-engine/envelope.js";
 import { renderCloudEvent } from "../../src/formats/cloudevents.js";
 import { renderDiscord } from "../../src/formats/discord.js";
+import type { Envelope } from "../../src/formats/envelope.js";
 import { renderGoogleChat } from "../../src/formats/googlechat.js";
 import { renderMsTeams } from "../../src/formats/msteams.js";
 import { renderSlack } from "../../src/formats/slack.js";

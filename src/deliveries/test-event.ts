@@ -1,49 +1,15 @@
 import { type Pool, withTransaction } from "../db/pool.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
-import { createEnvelope } from "../delivery-engine/envelope.js";
 import { insertEventRecord, insertLeasedDelivery } from "../delivery-engine/queue.js";
-import { deploymentPayload } from "../deployments/payload.js";
-import type { DeploymentStatus } from "../deployments/schemas.js";
+import { exampleDeploymentPayload } from "../deployments/example-payload.js";
 import type { DeploymentEventType } from "../event-types.js";
+import { createEnvelope } from "../formats/envelope.js";
 import { metrics } from "../metrics.js";
 import type { ProjectRow } from "../projects/store.js";
 import { webhookNotFound } from "../webhooks/service.js";
 import type { WebhookRow } from "../webhooks/store.js";
 import { type RetryResult, retryResult } from "./replay.js";
 import { admitSynchronousSend } from "./send-admission.js";
-
-const statusOf: Record<DeploymentEventType, DeploymentStatus> = {
-  "deployment.created": "pending",
-  "deployment.ready": "ready",
-  "deployment.succeeded": "succeeded",
-  "deployment.failed": "failed",
-  "deployment.cancelled": "cancelled",
-};
-
-/**
- * An example payload for a test event: the real project, deployment_id 0 (no real rollout), environment
- * "test", and the field rules of the chosen event type.
- */
-export function exampleDeploymentPayload(
-  eventType: DeploymentEventType,
-  project: Pick<ProjectRow, "id" | "name">,
-) {
-  const now = new Date();
-  return deploymentPayload({
-    id: 0,
-    projectId: project.id,
-    projectName: project.name,
-    environment: "test",
-    branch: "main",
-    commitSha: "0000000000000000000000000000000000000000",
-    commitMessage: "Test event sent by webhook-operator",
-    url: "https://example.com",
-    status: statusOf[eventType],
-    errorMessage: "Example failure: the rollout did not progress before its deadline.",
-    startedAt: new Date(now.getTime() - 60_000),
-    finishedAt: now,
-  });
-}
 
 export interface TestEventResult extends RetryResult {
   event_id: string;

@@ -1,9 +1,9 @@
 import { arrayLiteral } from "../db/array-literal.js";
 import type { Queryable } from "../db/pool.js";
 import type { DeploymentEventType } from "../event-types.js";
+import { createEnvelope, type Envelope } from "../formats/envelope.js";
 import { metrics } from "../metrics.js";
 import type { ClaimedDelivery } from "./claim.js";
-import { createEnvelope, type Envelope } from "./envelope.js";
 import {
   type HandOver,
   type HandOverRow,

@@ -2,11 +2,11 @@ import { createHmac } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { createRequire } from "node:module";
 import type { Dispatcher } from "undici";
+import { hmacKey } from "../formats/signing-key.js";
 import { deliveryHeaders } from "./delivery-headers.js";
 import type { DeliveryShape } from "./delivery-shape.js";
 import { DestinationRefusedError } from "./destination-policy.js";
 import { prepareShapedSend, type SentShape } from "./shaped-send.js";
-import { hmacKey } from "./signing-key.js";
 
 // Required, not imported: importing "node:http" as an ES module reads every export of http, and its lazy
 // WebSocket loads Node's bundled undici (about 10 MiB resident) that the engine never uses.

@@ -1,4 +1,4 @@
-import type { Envelope } from "../delivery-engine/envelope.js";
+import type { Envelope } from "./envelope.js";
 import type { RenderedBody } from "./types.js";
 
 // The CloudEvents 1.0 HTTP binding (docs/formats.md, CloudEvents). One event per delivery: its id is the

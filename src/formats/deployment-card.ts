@@ -1,4 +1,4 @@
-import type { Envelope } from "../delivery-engine/envelope.js";
+import type { Envelope } from "./envelope.js";
 import { linkableUrl, multiLine, oneLine } from "./text-limits.js";
 
 /**

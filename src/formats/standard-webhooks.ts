@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { hmacKey } from "../delivery-engine/signing-key.js";
+import { hmacKey } from "./signing-key.js";
 
 // Standard Webhooks v1 signatures (docs/formats.md, Standard Webhooks): `webhook-id`, `webhook-timestamp`
 // and `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. The id is the event's

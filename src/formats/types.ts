@@ -1,4 +1,4 @@
-import type { Envelope } from "../delivery-engine/envelope.js";
+import type { Envelope } from "./envelope.js";
 
 /**
  * The shapes a webhook's deliveries can take. `envelope` is the default: the event's own JSON body and

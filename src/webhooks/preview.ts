@@ -1,13 +1,13 @@
-import { exampleDeploymentPayload } from "../deliveries/test-event.js";
 import {
   type DeliveryShape,
   maskedHeaderValue,
   shapedBody,
   shapedHeaders,
 } from "../delivery-engine/delivery-shape.js";
-import { createEnvelope } from "../delivery-engine/envelope.js";
 import { defaultUserAgent, signPayload } from "../delivery-engine/sender.js";
+import { exampleDeploymentPayload } from "../deployments/example-payload.js";
 import type { DeploymentEventType } from "../event-types.js";
+import { createEnvelope } from "../formats/envelope.js";
 import { RenderError } from "../formats/types.js";
 import type { ProjectRow } from "../projects/store.js";
 import type { FormatSettings } from "./format-fields.js";

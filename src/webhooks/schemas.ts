@@ -29,7 +29,7 @@ const secret = z
   .string({ error: "secret must be a string" })
   .min(1, "secret must not be empty; send null to remove it")
   .max(256, "secret must be at most 256 characters")
-  // NUL marks a key kept as bytes (src/delivery-engine/signing-key.ts): no API secret may start one.
+  // NUL marks a key kept as bytes (src/formats/signing-key.ts): no API secret may start one.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this refuses
   .regex(/^[^\u0000]*$/, "secret must not contain NUL characters")
   .openapi({ writeOnly: true, description: "Signing secret; never returned" });

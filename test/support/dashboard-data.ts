@@ -1,6 +1,6 @@
 import type { Pool } from "../../src/db/pool.js";
-import { uuidV7 } from "../../src/delivery-engine/envelope.js";
 import { signPayload } from "../../src/delivery-engine/sender.js";
+import { uuidV7 } from "../../src/formats/envelope.js";
 
 /** A webhook as the operator writes one for a `Webhook` resource: its owner column names the resource. */
 export async function markManagedByResource(pool: Pool, webhookId: number, owner: string): Promise<void> {

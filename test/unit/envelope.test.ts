@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createEnvelope, uuidV7 } from "../../src/delivery-engine/envelope.js";
+import { createEnvelope, uuidV7 } from "../../src/formats/envelope.js";
 
 const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const timeOf = (id: string) => Number.parseInt(id.replace("-", "").slice(0, 12), 16);

@@ -1,10 +1,10 @@
 import { HTTP } from "cloudevents";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { createEnvelope } from "../../src/delivery-engine/envelope.js";
-import { signingKeyFromSecretValue } from "../../src/delivery-engine/signing-key.js";
 import { renderCloudEvent } from "../../src/formats/cloudevents.js";
 import { customHeadersProblems } from "../../src/formats/custom-header-rules.js";
+import { createEnvelope } from "../../src/formats/envelope.js";
+import { signingKeyFromSecretValue } from "../../src/formats/signing-key.js";
 import {
   standardWebhooksKey,
   standardWebhooksSecret,

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { signPayload } from "../../src/delivery-engine/sender.js";
-import { hmacKey, signingKeyFromSecretValue } from "../../src/delivery-engine/signing-key.js";
+import { hmacKey, signingKeyFromSecretValue } from "../../src/formats/signing-key.js";
 
 describe("signing keys from Kubernetes Secret values", () => {
   it("keeps a UTF-8 value as its text", () => {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
-import { createEnvelope } from "../../src/delivery-engine/envelope.js";
 import { signPayload } from "../../src/delivery-engine/sender.js";
-import { hmacKey, signingKeyFromSecretValue } from "../../src/delivery-engine/signing-key.js";
 import type { DeploymentPayload as ServicePayload } from "../../src/deployments/payload.js";
+import { createEnvelope } from "../../src/formats/envelope.js";
+import { hmacKey, signingKeyFromSecretValue } from "../../src/formats/signing-key.js";
 import {
   type DeploymentPayload,
   type VerificationFailure,

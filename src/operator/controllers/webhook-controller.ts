@@ -2,7 +2,7 @@ import type { KubernetesListObject, KubernetesObject, V1Secret } from "@kubernet
 import type { Pool } from "../../db/pool.js";
 import { findLastDelivery } from "../../deliveries/store.js";
 import type { DestinationPolicy } from "../../delivery-engine/destination-policy.js";
-import { signingKeyFromSecretValue } from "../../delivery-engine/signing-key.js";
+import { signingKeyFromSecretValue } from "../../formats/signing-key.js";
 import { parseTemplate } from "../../formats/template.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Envelope } from "../../../src/delivery-engine/envelope.js";
 import { cardFacts, cardTitle, deploymentCard } from "../../../src/formats/deployment-card.js";
 import { renderDiscord } from "../../../src/formats/discord.js";
+import type { Envelope } from "../../../src/formats/envelope.js";
 import { renderGoogleChat } from "../../../src/formats/googlechat.js";
 import { renderMsTeams } from "../../../src/formats/msteams.js";
 import { renderSlack } from "../../../src/formats/slack.js";

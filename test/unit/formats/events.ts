@@ -1,5 +1,5 @@
 import { exampleEnvelope } from "../../../scripts/docs/format-examples.js";
-import type { Envelope } from "../../../src/delivery-engine/envelope.js";
+import type { Envelope } from "../../../src/formats/envelope.js";
 import type { FormatInput } from "../../../src/formats/types.js";
 
 // Events for the renderers' tests: the docs' example, every deployment event type, and a hostile one

@@ -2,7 +2,7 @@
 // The Adaptive Cards SDK renders into a DOM: happy-dom gives it one in Node.
 import { AdaptiveCard, SerializationContext } from "adaptivecards";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Envelope } from "../../../src/delivery-engine/envelope.js";
+import type { Envelope } from "../../../src/formats/envelope.js";
 import { adaptiveCardVersion, renderMsTeams } from "../../../src/formats/msteams.js";
 import { astralEnvelope, deploymentEventTypes, eventOf, hostileEnvelope, inputOf } from "./events.js";
 
