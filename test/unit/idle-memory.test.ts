@@ -51,10 +51,12 @@ describe("releasing memory when idle", () => {
   it("shrinks the young generation after start-up and after a busy spell, never during one", async () => {
     const lines = await runChild(["--expose-gc"]);
     const steps = lines.map((line) => line.step ?? line.msg);
-    expect(steps).toEqual([
+    // The start-up release happens inside the call, before "started" is printed, but its log line may
+    // reach the pipe after it (pino's writer falls back to writing later when the pipe is busy): the
+    // two are compared as a pair; the young generation's size below shows the order.
+    expect([steps[0], [...steps.slice(1, 3)].sort(), ...steps.slice(3)]).toEqual([
       "grown",
-      "started: memory released",
-      "started",
+      ["started", "started: memory released"],
       "busy",
       "idle: memory released",
       "idle",
