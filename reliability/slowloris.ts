@@ -22,6 +22,7 @@ const quietMs = 8_000;
 // attack so that it is reached, as in the issue (7,000 connections held the process at its limit).
 const openFiles = 6_000;
 const attackMs = 12_000;
+const quietFloorMs = 10;
 
 interface Attack {
   opened: number;
@@ -138,13 +139,16 @@ export async function slowloris(): Promise<Figure[]> {
     service.child.kill("SIGTERM");
     await service.exited;
 
-    const ratio = p99(during.latencies) / p99(quiet.latencies);
+    // The quiet p99 is counted as at least 10 ms: below that a request's time on these two shared cores
+    // is mostly scheduling, and a ratio of two such figures measures the scheduler (quiet p99s of
+    // 8–65 ms were seen run to run on unchanged code).
+    const ratio = p99(during.latencies) / Math.max(p99(quiet.latencies), quietFloorMs);
     const ms = (value: number) => `${value.toFixed(1)} ms`;
     return [
       { scenario: name, figure: "B's p99, quiet", value: ms(p99(quiet.latencies)), bound: "—", ok: true },
       {
         scenario: name,
-        figure: `B's p99 during (${during.latencies.length} requests) ÷ quiet`,
+        figure: `B's p99 during (${during.latencies.length} requests) ÷ quiet (at least ${quietFloorMs} ms)`,
         value: `${ms(p99(during.latencies))}, ${ratio.toFixed(2)}×`,
         bound: "< 3×",
         ok: ratio < 3,
