@@ -1,6 +1,6 @@
 import pg from "pg";
-import { exampleDeploymentPayload } from "../src/deployments/example-payload.js";
 import type { EventToEmit } from "../src/delivery-engine/emit.js";
+import { exampleDeploymentPayload } from "../src/deployments/example-payload.js";
 import type { ProjectRow } from "../src/projects/store.js";
 
 export const benchEventType = "deployment.succeeded" as const;

@@ -1,9 +1,9 @@
 // The physical limit: the same bodies and headers POSTed by a bare undici loop (keep-alive Agent, the
 // engine's concurrency), with no database at all. Latency is request start → arrival at the receiver.
 import { Agent, request } from "undici";
-import { exampleDeploymentPayload } from "../src/deployments/example-payload.js";
 import { deliveryHeaders } from "../src/delivery-engine/delivery-headers.js";
 import { signPayload } from "../src/delivery-engine/sender.js";
+import { exampleDeploymentPayload } from "../src/deployments/example-payload.js";
 import { createEnvelope } from "../src/formats/envelope.js";
 import type { ProjectRow } from "../src/projects/store.js";
 import { wallClockMs } from "./clock.js";
