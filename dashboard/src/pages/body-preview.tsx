@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, api } from "../api";
 import type { EventType } from "../api-types";
 import { CodeBlock } from "../components/code-block";
+import { HeaderRows } from "../components/header-rows";
 import { prettyJson } from "../format";
 import type { DeliveryPreview, DraftPreview } from "../webhook-formats";
 import { TeamsCard } from "./teams-card";
@@ -116,27 +117,14 @@ function PreviewBody(props: { preview: DeliveryPreview; keptHeaders: string[]; m
   const headers = Object.entries(preview.headers);
   const shown = new Set(headers.map(([name]) => name.toLowerCase()));
   for (const name of props.keptHeaders) if (!shown.has(name.toLowerCase())) headers.push([name, "********"]);
+  // The headers as sent hold the Content-Type; a failed render has none to show.
+  if (!shown.has("content-type") && preview.content_type)
+    headers.unshift(["Content-Type", preview.content_type]);
   return (
     <>
       <table class="table headers" aria-label="Preview headers">
         <tbody>
-          {/* The headers as sent hold the Content-Type; a failed render has none to show. */}
-          {!shown.has("content-type") && preview.content_type && (
-            <tr>
-              <th scope="row" class="mono">
-                Content-Type
-              </th>
-              <td class="mono">{preview.content_type}</td>
-            </tr>
-          )}
-          {headers.map(([name, value]) => (
-            <tr key={name}>
-              <th scope="row" class="mono">
-                {name}
-              </th>
-              <td class="mono">{value}</td>
-            </tr>
-          ))}
+          <HeaderRows headers={headers} />
         </tbody>
       </table>
       {preview.body === null ? (

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import type { Delivery, Webhook } from "../api-types";
 import { CodeBlock } from "../components/code-block";
+import { HeaderRows } from "../components/header-rows";
 import { Segmented } from "../components/segmented";
 import { prettyJson } from "../format";
 
@@ -36,14 +37,7 @@ export function RequestCard({ delivery, webhook }: { delivery: Delivery; webhook
       <p class="mono small">POST {webhook?.url ?? ""}</p>
       <table class="table headers" aria-label="Request headers">
         <tbody>
-          {headers.map(([name, value]) => (
-            <tr key={name}>
-              <th scope="row" class="mono">
-                {name}
-              </th>
-              <td class="mono">{value}</td>
-            </tr>
-          ))}
+          <HeaderRows headers={headers} />
         </tbody>
       </table>
       {recorded ? null : (
