@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { reporters } from "./test/support/result-files.js";
 
 // The cluster suite (test/cluster/): the operator against a real Kubernetes control plane that
 // scripts/cluster/start.sh runs on loopback (built from the Go module proxy by scripts/cluster/build.sh
@@ -7,6 +8,7 @@ import { defineConfig } from "vitest/config";
 // stop and restart its components.
 export default defineConfig({
   test: {
+    reporters: reporters("cluster"),
     include: ["test/cluster/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts", "test/support/cluster-setup.ts"],
     fileParallelism: false,

@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { reporters } from "./test/support/result-files.js";
 
 // Unit tests need nothing but Node; integration tests get a real Postgres (embedded, or DATABASE_URL)
 // from test/support/global-setup.ts and a fresh database per test file copied from a migrated template.
@@ -7,6 +8,7 @@ import { defineConfig } from "vitest/config";
 // suite down, not fail it.
 export default defineConfig({
   test: {
+    reporters: reporters("unit-and-integration"),
     projects: [
       { test: { name: "unit", include: ["test/unit/**/*.test.ts"], testTimeout: 30_000 } },
       {

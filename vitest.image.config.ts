@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { reporters } from "./test/support/result-files.js";
 
 // The image suite (test/image/): `npm run image` builds the operator's image (and, where the official
 // base images cannot be pulled, the stand-in bases), then the tests run the images with the engine
@@ -6,6 +7,7 @@ import { defineConfig } from "vitest/config";
 // cores, and containers that take a while to start.
 export default defineConfig({
   test: {
+    reporters: reporters("image"),
     include: ["test/image/**/*.test.ts"],
     globalSetup: ["test/image/build-images.ts"],
     fileParallelism: false,

@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
+import { reporters } from "./test/support/result-files.js";
 
 // The node suite (test/node/): the chart installed with helm on a real node (kubelet, containerd,
 // kube-proxy, CoreDNS) beside the control plane of scripts/cluster, the operator running from its
@@ -16,6 +17,7 @@ class HostRestoredLast extends BaseSequencer {
 
 export default defineConfig({
   test: {
+    reporters: reporters("node"),
     include: ["test/node/**/*.test.ts"],
     globalSetup: ["test/support/node-setup.ts"],
     fileParallelism: false,
