@@ -181,9 +181,9 @@ export async function hangingReceivers(): Promise<Figure[]> {
   }
 }
 
-/** Receivers that fail in each way of spec §7: each record's status_code and error_message. */
+/** Receivers that fail in each way docs/api.md lists: each record's status_code and error_message. */
 export async function failingReceivers(): Promise<Figure[]> {
-  const name = "failing receivers (spec §7 records)";
+  const name = "failing receivers (their delivery records)";
   const db = await startDatabase();
   const receiver = await startReceiver();
   receiver.on("/reset", (_req, res) => res.socket?.destroy());
@@ -225,7 +225,7 @@ export async function failingReceivers(): Promise<Figure[]> {
     await service.exited;
     return [
       figure(name, "receivers without a record", Object.keys(expected).length - recorded, 0),
-      figure(name, "records not as spec §7", wrong.length, 0),
+      figure(name, "records not as docs/api.md lists them", wrong.length, 0),
     ];
   } finally {
     await receiver.close();

@@ -1,5 +1,5 @@
 // One error hierarchy for the API. Handlers throw these; errorHandler (http/error-handler.ts) is the
-// only place that turns an error into a response: {"error": {"code", "message", "details"?}}.
+// only place that turns an error into a response: {"error": {"code", "message", "details"?, "id"?}}.
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -11,12 +11,16 @@ export class ApiError extends Error {
     this.name = new.target.name;
   }
 
-  toJSON(): { error: { code: string; message: string; details?: unknown } } {
+  /** Ties an answer to its log line; only failures that are logged carry one (a 500). */
+  readonly id?: string;
+
+  toJSON(): { error: { code: string; message: string; details?: unknown; id?: string } } {
     return {
       error: {
         code: this.code,
         message: this.message,
         ...(this.details === undefined ? {} : { details: this.details }),
+        ...(this.id === undefined ? {} : { id: this.id }),
       },
     };
   }
@@ -98,7 +102,10 @@ export class ServiceUnavailableError extends ApiError {
 }
 
 export class InternalError extends ApiError {
-  constructor() {
-    super(500, "internal", "Internal server error. The failure has been logged.");
+  override readonly id: string;
+
+  constructor(id: string) {
+    super(500, "internal", `Internal server error. The failure has been logged with error id ${id}.`);
+    this.id = id;
   }
 }

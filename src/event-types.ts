@@ -1,4 +1,4 @@
-// Every event name a webhook may subscribe to (spec §6). Only the deployment.* events are emitted in
+// Every event name a webhook may subscribe to (docs/api.md, "Event types"). Only the deployment.* events are emitted in
 // this release; the others are accepted in subscriptions and never fire.
 export const eventTypes = [
   {

@@ -14,8 +14,9 @@ const perWebhook = new client.Registry();
 const overWebhooks = new client.Registry();
 
 const prefix = "webhook_operator_";
-// Delivery latency is milliseconds on loopback to 30 s at the timeout.
-const latencyBucketsMs = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000];
+// Delivery latency, in seconds as Prometheus names its base unit: a millisecond on loopback to 30 s at
+// the timeout.
+const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export const metrics = {
   deliveries: new client.Counter({
@@ -32,16 +33,16 @@ export const metrics = {
     registers: [overWebhooks],
   }),
   deliveryDuration: new client.Histogram({
-    name: `${prefix}delivery_duration_ms`,
-    help: "Time from sending a delivery to its outcome, in milliseconds",
+    name: `${prefix}delivery_duration_seconds`,
+    help: "Time from sending a delivery to its outcome, in seconds",
     labelNames: ["outcome"] as const,
-    buckets: latencyBucketsMs,
+    buckets: latencyBuckets,
     registers: [shared],
   }),
   deliveryLag: new client.Histogram({
-    name: `${prefix}delivery_lag_ms`,
-    help: "Time from an event being recorded to the start of its delivery attempt, in milliseconds",
-    buckets: latencyBucketsMs,
+    name: `${prefix}delivery_lag_seconds`,
+    help: "Time from an event being recorded to the start of its delivery attempt, in seconds",
+    buckets: latencyBuckets,
     registers: [shared],
   }),
   inFlight: new client.Gauge({
@@ -51,7 +52,7 @@ export const metrics = {
   }),
   replays: new client.Counter({
     name: `${prefix}delivery_replays_total`,
-    help: "Manual replays (endpoint 9) by outcome",
+    help: "Manual replays (POST .../deliveries/{id}/replay) by outcome",
     labelNames: ["outcome"] as const,
     registers: [shared],
   }),

@@ -19,7 +19,7 @@ export interface RecoveryWindow {
  *   excludes the event too. Attempts are read from the by-webhook index, failures from theirs (005).
  * - An event that already has an attempt queued, in flight or waiting as an automatic retry is not
  *   queued again: pressing recover twice sends nothing twice.
- * - Each new attempt is numbered one above the event's highest, as a replay (endpoint 9) is; one that
+ * - Each new attempt is numbered one above the event's highest, as a replay's is; one that
  *   meets a replay of the same event taking that number at the same moment is left out.
  * - The webhook is locked FOR KEY SHARE (a delete meanwhile takes the new rows along) and so are the
  *   events (retention skips them rather than remove an envelope a new attempt will send). A webhook

@@ -11,7 +11,7 @@ import { deliveryNotFound } from "./not-found.js";
 import { admitSynchronousSend } from "./send-admission.js";
 import { type DeliveryRecordRow, findDeliveryRecord } from "./store.js";
 
-/** Spec §2.7, and the new attempt's delivery record (an addition: clients link to it). */
+/** A replay's answer (docs/api.md, "Deliveries"), with the new attempt's delivery record (clients link to it). */
 export interface RetryResult {
   success: boolean;
   status_code: number;

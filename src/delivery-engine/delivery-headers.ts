@@ -9,7 +9,7 @@ export interface DeliveryHeaderFacts {
 }
 
 /**
- * The headers of every delivery (spec §4.1), in the order they are sent, as the sender sends them and
+ * The headers of every delivery (docs/api.md), in the order they are sent, as the sender sends them and
  * as a delivery record shows them (request_headers): one builder, so the two cannot differ.
  * X-Webhook-Signature only when the delivery is signed.
  */

@@ -26,7 +26,7 @@ export const deliveriesChannel = "webhook_operator_deliveries";
 const handOverMaxEvents = 3;
 
 export interface EventToEmit {
-  /** Only the events of spec §6.1 are emitted; the others are accepted in subscriptions only. */
+  /** Only the deployment.* events are emitted; the others are accepted in subscriptions only (src/event-types.ts). */
   eventType: DeploymentEventType;
   projectId: number;
   payload: object;

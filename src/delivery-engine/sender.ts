@@ -45,13 +45,13 @@ export interface DeliveryOutcome {
 /** `render`: the webhook's format could not make a body of the event; nothing was sent. */
 export type FailureKind = "http" | "timeout" | "connection" | "refused" | "render";
 
-/** `sha256=` + hex HMAC-SHA256 of `<timestamp>.<body>` (spec §5.3). */
+/** `sha256=` + hex HMAC-SHA256 of `<timestamp>.<body>` (docs/api.md, "What a receiver gets"). */
 export function signPayload(secret: string, timestamp: string, body: string): string {
   // Fed in three parts, which is the same message without building "<timestamp>.<body>" in memory.
   return `sha256=${createHmac("sha256", hmacKey(secret)).update(timestamp).update(".").update(body).digest("hex")}`;
 }
 
-// The message shapes of spec §7. The url is the webhook's own URL; secrets never appear here.
+// The failure messages docs/api.md lists for delivery records. The url is the webhook's own URL; secrets never appear here.
 export const connectionFailedMessage = (url: string): string =>
   `Connection failed to ${url}. The receiver may not be running, the URL may be wrong, or the endpoint may not be listening on the right port.`;
 

@@ -88,7 +88,7 @@ export function observeOutcome(
     outcome: result,
     reason: outcome.failure ?? "none",
   });
-  metrics.deliveryDuration.observe({ outcome: result }, outcome.durationMs);
+  metrics.deliveryDuration.observe({ outcome: result }, outcome.durationMs / 1000);
 }
 
 /**
@@ -447,7 +447,7 @@ export class DeliveryWorker {
   private startSend(delivery: ClaimedDelivery): void {
     this.limits.started(delivery.webhook_id, delivery.id);
     metrics.inFlight.inc();
-    metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.event_created_ms));
+    metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.event_created_ms) / 1000);
     this.inFlight.set(delivery.id, this.send(delivery));
   }
 

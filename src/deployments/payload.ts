@@ -1,7 +1,7 @@
 import { iso } from "../http/schemas.js";
 import type { DeploymentStatus } from "./schemas.js";
 
-/** The deployment payload of spec §2.2, shared by all five deployment.* events. */
+/** The deployment payload (docs/api.md, "Deployments"), shared by all five deployment.* events. */
 export interface DeploymentPayload {
   deployment_id: number;
   project_id: number;
@@ -33,7 +33,7 @@ export interface DeploymentFacts {
 }
 
 /**
- * Builds the payload with the observed field rules of spec §2.2 enforced whatever the facts say:
+ * Builds the payload with the field rules docs/api.md states enforced whatever the facts say:
  * pending (created) has no url and no finished_at; succeeded has no error_message; failed has no url.
  */
 export function deploymentPayload(facts: DeploymentFacts): DeploymentPayload {

@@ -54,7 +54,7 @@ export interface NewDeployment {
   startedAt?: Date | null;
 }
 
-/** A new rollout starts pending, with no url and no finished_at (spec §2.2, deployment.created). */
+/** A new rollout starts pending, with no url and no finished_at (deployment.created). */
 export async function insertDeployment(db: Queryable, deployment: NewDeployment): Promise<DeploymentRow> {
   const { rows } = await db.query<DeploymentRow>(
     `INSERT INTO deployments

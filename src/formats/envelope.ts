@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { EventType } from "../event-types.js";
 
-/** The JSON body of every delivery (spec §2.1). Key order is fixed here and kept in the stored text. */
+/** The JSON body of every delivery (docs/api.md, "What a receiver gets"). Key order is fixed here and kept in the stored text. */
 export interface Envelope {
   id: string;
   event_type: EventType;

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { ErrorRequestHandler } from "express";
 import { ZodError } from "zod";
 import {
@@ -49,9 +50,14 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     else if (error instanceof ZodError) apiError = validationErrorFrom(error, "body");
     else if (typeof error === "object" && error !== null) apiError = fromBodyParser(error);
     if (!apiError) {
-      // Internals (SQL, stack) go to the log only; the client gets a generic message.
-      logger.error({ err: error, method: req.method, path: req.path }, "unhandled error in request");
-      apiError = new InternalError();
+      // Internals (SQL, stack) go to the log only; the client gets a generic message and the id that
+      // finds the log line.
+      const errorId = randomUUID();
+      logger.error(
+        { err: error, method: req.method, path: req.path, error_id: errorId },
+        "unhandled error in request",
+      );
+      apiError = new InternalError(errorId);
     }
     if (apiError instanceof MethodNotAllowedError) res.set("Allow", apiError.allow);
     if (apiError instanceof TooManyRequestsError) res.set("Retry-After", String(apiError.retryAfterSeconds));

@@ -1,4 +1,4 @@
-// The next-page convention of the cursor lists (spec §4.2, as GitHub's deliveries API does it):
+// The next-page convention of the cursor lists (docs/api.md, "Pagination"; as GitHub's deliveries API does it):
 // `Link: <address>; rel="next"`, absent on the last page. Written by the server, read by the CLI's
 // client and the dashboard, so all three agree on the syntax.
 

@@ -60,6 +60,9 @@ export const errorResponseSchema = z
       code: z.string().openapi({ example: "not_found" }),
       message: z.string(),
       details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+      id: z.string().optional().openapi({
+        description: "On a 500 only: the id the service's log line of the failure also carries (error_id)",
+      }),
     }),
   })
   .openapi("Error");

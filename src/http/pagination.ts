@@ -1,6 +1,6 @@
 import { z } from "./openapi.js";
 
-// Spec §4.2. Two families of page-based lists:
+// Paging (docs/api.md, "Pagination"). Two families of page-based lists:
 //  - per_page lists (projects, deployments): per_page 1–100, default 10, 400 outside the bounds;
 //  - page_size lists (webhooks and the shared lists): page_size default 20, clamped to 1–100.
 // page starts at 1 everywhere; a page below 1 or a non-integer is a 400. The deliveries list's
@@ -22,7 +22,7 @@ function queryInteger(name: string) {
   );
 }
 
-/** Clamped, not refused (spec §4.2): even a 20-digit value is read as the bound it exceeds. */
+/** Clamped, not refused (as docs/api.md says): even a 20-digit value is read as the bound it exceeds. */
 function clampedQueryInteger(name: string, min: number, max: number) {
   return queryInteger(name)
     .transform((value) => Math.min(max, Math.max(min, value)))

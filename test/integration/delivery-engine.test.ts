@@ -727,8 +727,8 @@ describe("metrics", () => {
     expect(text).toContain(
       `webhook_operator_deliveries_total{webhook_id="${webhookId}",event_type="deployment.succeeded",outcome="success",reason="none"} 2`,
     );
-    expect(text).toMatch(/webhook_operator_delivery_duration_ms_count\{outcome="success"\} \d+/);
-    expect(text).toMatch(/webhook_operator_delivery_lag_ms_count \d+/);
+    expect(text).toMatch(/webhook_operator_delivery_duration_seconds_count\{outcome="success"\} \d+/);
+    expect(text).toMatch(/webhook_operator_delivery_lag_seconds_count \d+/);
     expect(text).toMatch(/webhook_operator_delivery_queue_depth \d+/);
     expect(text).toMatch(/webhook_operator_deliveries_in_flight \d+/);
     expect(text).toMatch(/webhook_operator_delivery_replays_total\{outcome="success"\} \d+/);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { loadMigrations, migrate } from "../../src/db/migrate.js";
+import { loadMigrations, migrate, numbersNeverUsed } from "../../src/db/migrate.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
@@ -35,6 +35,13 @@ describe("migrate()", () => {
       [...new Set(migrations.map((m) => m.id))].sort((a, b) => a - b),
     );
     for (const migration of migrations) expect(migration.sql.length).toBeGreaterThan(0);
+  });
+
+  it("has a file for every number up to the newest but those never used, each explained", async () => {
+    const ids = (await loadMigrations()).map((m) => m.id);
+    const newest = Math.max(...ids);
+    const missing = Array.from({ length: newest }, (_, i) => i + 1).filter((id) => !ids.includes(id));
+    expect(missing).toEqual([...numbersNeverUsed]);
   });
 
   // Repeated on fresh databases: the race between the two callers goes differently each time.

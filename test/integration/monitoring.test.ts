@@ -70,7 +70,7 @@ describe("the dashboard and the alerts against a live /metrics scrape", () => {
   it("the scrape is live: the delivery was counted, histograms and operator metrics are declared", () => {
     const types = families(scrape);
     expect(types.get("webhook_operator_deliveries_total")).toBe("counter");
-    expect(types.get("webhook_operator_delivery_duration_ms")).toBe("histogram");
+    expect(types.get("webhook_operator_delivery_duration_seconds")).toBe("histogram");
     // Registered in src/metrics.ts, so declared even though no controller runs in this test.
     expect(types.get("webhook_operator_reconciles_total")).toBe("counter");
     expect(types.get("webhook_operator_watch_restarts_total")).toBe("counter");

@@ -6,7 +6,7 @@ import { Segmented } from "../components/segmented";
 import { prettyJson } from "../format";
 
 /**
- * The headers of spec §4.1 exactly as sent (request_headers). Attempts recorded before the service kept
+ * The delivery headers exactly as sent (request_headers). Attempts recorded before the service kept
  * the timestamp and signature, and attempts never sent (a refused destination), have none: the card
  * says so and shows what it knows.
  */

@@ -2,7 +2,7 @@ import type { EventType } from "../api-types";
 import { FieldError, Loading } from "../components/errors";
 import { isEmitted } from "./event-summary";
 
-/** The catalogue (endpoint 1) by category, names not emitted yet marked, with an "All events" choice. */
+/** The event catalogue by category, names not emitted yet marked, with an "All events" choice. */
 export function EventPicker(props: {
   catalogue: EventType[] | undefined;
   selected: string[];

@@ -1,7 +1,7 @@
 import { eventTypeNames, eventTypes } from "../../../src/event-types.js";
 
 // Names outside the Deployment category are accepted in subscriptions but not emitted in this release
-// (spec §1 and §6.2); the form takes names, categories and descriptions from the catalogue (endpoint 1).
+// (docs/api.md, "Event types"); the form takes names, categories and descriptions from the event catalogue (GET /api/event-types).
 export function isEmitted(category: string): boolean {
   return category === "Deployment";
 }

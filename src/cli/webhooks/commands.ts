@@ -49,7 +49,7 @@ function policyFields(options: PolicyOptions) {
   };
 }
 
-/** `webhooks` (alias `hooks`): spec §1's command group, calling /api through the typed client. */
+/** `webhooks` (alias `hooks`): the webhooks command group (docs/cli.md), calling /api through the typed client. */
 export function registerWebhookCommands(program: Command): void {
   const webhooks = addGroupOptions(
     program

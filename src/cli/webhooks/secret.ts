@@ -1,7 +1,7 @@
 import { type Command, Option } from "commander";
 import { usageError } from "../errors.js";
 
-// The secret is write-only (spec §5). Besides --secret, it can come from stdin or WEBHOOK_SECRET so it
+// The secret is write-only: the API never returns it. Besides --secret, it can come from stdin or WEBHOOK_SECRET so it
 // stays out of shell history and process listings. Precedence: --secret, then --secret-stdin (the two
 // conflict), then WEBHOOK_SECRET — the variable on `create` only, so an exported secret is never
 // written again by an `update` that meant to change something else.

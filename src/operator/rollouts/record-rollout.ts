@@ -26,7 +26,7 @@ const statusOfEvent: Record<DeploymentEventType, DeploymentStatus> = {
   "deployment.cancelled": "cancelled",
 };
 
-/** The payload of `event` for this rollout: each event carries the status it announces (spec §2.2). */
+/** The payload of `event` for this rollout: each event carries the status it announces (docs/api.md, "Deployments"). */
 function payloadFor(event: DeploymentEventType, row: DeploymentRow, projectName: string) {
   return deploymentPayload({
     id: row.id,
