@@ -6,6 +6,7 @@ import {
   cancelRolloutsOfDeletedDeployments,
   recordRollout,
 } from "../../src/operator/rollouts/record-rollout.js";
+import { deploymentRollout } from "../../src/operator/rollouts/workload-kinds.js";
 import { ensureNamespaceProject, type ProjectRow } from "../../src/projects/store.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { deploymentFixture, rolloutStates } from "../support/deployments.js";
@@ -61,13 +62,29 @@ describe("rollout paths", () => {
       "webhook-operator.io/url": "https://shop.example.com",
       "webhook-operator.io/commit-sha": "abc",
     };
-    expect(await recordRollout(pool, project, deploymentFixture({ uid, annotations }))).toEqual([
-      "deployment.created",
-    ]);
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.started }));
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.ready }));
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.ready }));
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.succeeded }));
+    expect(
+      await recordRollout(pool, project, deploymentRollout(deploymentFixture({ uid, annotations }))),
+    ).toEqual(["deployment.created"]);
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.started })),
+    );
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.ready })),
+    );
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.ready })),
+    );
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.succeeded })),
+    );
     expect(await types()).toEqual([
       "deployment.created:pending",
       "deployment.ready:ready",
@@ -113,8 +130,16 @@ describe("rollout paths", () => {
 
   it("stuck rollout → created, failed with the controller's message and no url", async () => {
     const annotations = { "webhook-operator.io/url": "https://shop.example.com" };
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.started }));
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.failed }));
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.started })),
+    );
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.failed })),
+    );
     expect(await types()).toEqual(["deployment.created:pending", "deployment.failed:failed"]);
     const failed = (await recordedEvents())[1];
     expect(failed.payload).toMatchObject({
@@ -125,11 +150,15 @@ describe("rollout paths", () => {
   });
 
   it("superseded by a newer revision before finishing → cancelled; the new revision is a new rollout", async () => {
-    await recordRollout(pool, project, deploymentFixture({ uid, revision: "1", ...rolloutStates.started }));
     await recordRollout(
       pool,
       project,
-      deploymentFixture({ uid, revision: "2", generation: 2, ...rolloutStates.started }),
+      deploymentRollout(deploymentFixture({ uid, revision: "1", ...rolloutStates.started })),
+    );
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, revision: "2", generation: 2, ...rolloutStates.started })),
     );
     expect(await types()).toEqual([
       "deployment.created:pending",
@@ -147,7 +176,7 @@ describe("rollout paths", () => {
   });
 
   it("deleted mid-rollout → cancelled; a finished rollout is left alone", async () => {
-    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.ready }));
+    await recordRollout(pool, project, deploymentRollout(deploymentFixture({ uid, ...rolloutStates.ready })));
     expect(await cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid })).toBe(1);
     expect(await cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid })).toBe(0);
     expect(await types()).toEqual([
@@ -158,7 +187,11 @@ describe("rollout paths", () => {
   });
 
   it("scale-only change of a finished rollout → nothing", async () => {
-    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.succeeded }));
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, ...rolloutStates.succeeded })),
+    );
     const before = await types();
     const scaled = deploymentFixture({
       uid,
@@ -169,18 +202,30 @@ describe("rollout paths", () => {
       available: 3,
       availableCondition: "True",
     });
-    expect(await recordRollout(pool, project, scaled)).toEqual([]);
+    expect(await recordRollout(pool, project, deploymentRollout(scaled))).toEqual([]);
     expect(await types()).toEqual(before);
   });
 
   it("an operator restarted mid-rollout emits no duplicates and fills the gap it missed", async () => {
-    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.started }));
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, ...rolloutStates.started })),
+    );
     // The operator was down while the rollout became ready and succeeded; the re-list shows the end.
     expect(
-      await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.succeeded })),
+      await recordRollout(
+        pool,
+        project,
+        deploymentRollout(deploymentFixture({ uid, ...rolloutStates.succeeded })),
+      ),
     ).toEqual(["deployment.ready", "deployment.succeeded"]);
     expect(
-      await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.succeeded })),
+      await recordRollout(
+        pool,
+        project,
+        deploymentRollout(deploymentFixture({ uid, ...rolloutStates.succeeded })),
+      ),
     ).toEqual([]);
     expect(await types()).toEqual([
       "deployment.created:pending",
@@ -192,8 +237,8 @@ describe("rollout paths", () => {
   it("two instances racing on the same observation emit each event once", async () => {
     const state = deploymentFixture({ uid, ...rolloutStates.succeeded });
     const results = await Promise.all([
-      recordRollout(pool, project, state),
-      recordRollout(pool, project, state),
+      recordRollout(pool, project, deploymentRollout(state)),
+      recordRollout(pool, project, deploymentRollout(state)),
     ]);
     expect(results.flat().sort()).toEqual(
       ["deployment.created", "deployment.ready", "deployment.succeeded"].sort(),
@@ -202,8 +247,15 @@ describe("rollout paths", () => {
   });
 
   it("Deployments deleted while no operator ran are cancelled after the next full list", async () => {
-    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.started }));
-    const cancelled = await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: ["some-other-uid"] });
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, ...rolloutStates.started })),
+    );
+    const cancelled = await cancelRolloutsOfDeletedDeployments(pool, {
+      notInSourceUids: ["some-other-uid"],
+      workloadKind: "Deployment",
+    });
     expect(cancelled).toBeGreaterThanOrEqual(1);
     expect((await types()).at(-1)).toBe("deployment.cancelled:cancelled");
   });
@@ -221,7 +273,12 @@ describe("rollout paths", () => {
       }),
       handOver: (deliveries) => handed.push(...deliveries),
     };
-    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.started }), { handOver });
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, ...rolloutStates.started })),
+      { handOver },
+    );
     expect(handed.map((delivery) => delivery.event_type)).toEqual(
       (await recordedEvents()).map((event) => event.event_type),
     );
@@ -232,7 +289,9 @@ describe("rollout paths", () => {
   });
 
   it("waits for the Deployment controller to stamp a revision", async () => {
-    expect(await recordRollout(pool, project, deploymentFixture({ uid, revision: "" }))).toEqual([]);
+    expect(
+      await recordRollout(pool, project, deploymentRollout(deploymentFixture({ uid, revision: "" }))),
+    ).toEqual([]);
     expect(await types()).toEqual([]);
   });
 });
