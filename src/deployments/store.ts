@@ -62,8 +62,9 @@ export interface NewDeployment {
 export async function insertDeployment(db: Queryable, deployment: NewDeployment): Promise<DeploymentRow> {
   const { rows } = await db.query<DeploymentRow>(
     `INSERT INTO deployments
-       (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status, started_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', COALESCE($9, clock_timestamp()))
+       (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status, started_at,
+        workload_kind)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', COALESCE($9, clock_timestamp()), $10)
      RETURNING ${columns}`,
     [
       deployment.projectId,
@@ -75,6 +76,7 @@ export async function insertDeployment(db: Queryable, deployment: NewDeployment)
       deployment.commitSha ?? null,
       deployment.commitMessage ?? null,
       deployment.startedAt ?? null,
+      deployment.workloadKind ?? "Deployment",
     ],
   );
   return rows[0] as DeploymentRow;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import type { ClaimedDelivery } from "../../src/delivery-engine/claim.js";
 import type { EventHandOver } from "../../src/delivery-engine/engine.js";
+import type { RolloutPhase } from "../../src/operator/rollouts/phase.js";
 import {
   cancelRolloutsOfDeletedDeployments,
   recordRollout,
@@ -293,5 +294,63 @@ describe("rollout paths", () => {
       await recordRollout(pool, project, deploymentRollout(deploymentFixture({ uid, revision: "" }))),
     ).toEqual([]);
     expect(await types()).toEqual([]);
+  });
+});
+
+describe("rollouts of StatefulSets and DaemonSets", () => {
+  const statefulSet = (phase: RolloutPhase) => ({
+    kind: "StatefulSet" as const,
+    workload: {
+      metadata: {
+        name: "db",
+        namespace: "shop",
+        uid,
+        annotations: { "webhook-operator.io/commit-sha": "c0ffee" },
+      },
+      spec: { template: { metadata: { labels: { app: "db" } } } },
+    },
+    revision: "1",
+    phase,
+  });
+
+  it("fire the same events with the same payload rules, and the row says which kind and name", async () => {
+    await recordRollout(pool, project, statefulSet({ phase: "progressing" }));
+    await recordRollout(pool, project, statefulSet({ phase: "succeeded" }));
+    const events = await recordedEvents();
+    expect(events.map((event) => `${event.event_type}:${event.payload.status}`)).toEqual([
+      "deployment.created:pending",
+      "deployment.ready:ready",
+      "deployment.succeeded:succeeded",
+    ]);
+    expect(Object.keys(events[2].payload).sort()).toEqual(Object.keys(events[0].payload).sort());
+    expect(events[0].payload).toMatchObject({ url: null, finished_at: null, commit_sha: "c0ffee" });
+    // Nothing routes to its pods: its url is the StatefulSet's own address in the Kubernetes API.
+    expect(events[2].payload.url).toBe(
+      "https://kubernetes.default.svc/apis/apps/v1/namespaces/shop/statefulsets/db",
+    );
+    const { rows } = await pool.query("SELECT workload_kind, name FROM deployments WHERE source_uid = $1", [
+      uid,
+    ]);
+    expect(rows).toEqual([{ workload_kind: "StatefulSet", name: "db" }]);
+  });
+
+  it("a failure at the progress deadline carries its message", async () => {
+    await recordRollout(pool, project, statefulSet({ phase: "failed", message: "made no progress" }));
+    const events = await recordedEvents();
+    expect(events.map((event) => event.event_type)).toEqual(["deployment.created", "deployment.failed"]);
+    expect(events[1].payload).toMatchObject({
+      status: "failed",
+      error_message: "made no progress",
+      url: null,
+    });
+  });
+
+  it("a complete list of one kind cancels only the missing workloads of that kind", async () => {
+    await recordRollout(pool, project, statefulSet({ phase: "progressing" }));
+    await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: [], workloadKind: "Deployment" });
+    await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: [], workloadKind: "DaemonSet" });
+    expect(await types()).toEqual(["deployment.created:pending"]);
+    await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: [], workloadKind: "StatefulSet" });
+    expect(await types()).toEqual(["deployment.created:pending", "deployment.cancelled:cancelled"]);
   });
 });
