@@ -254,7 +254,7 @@ describe("which kinds are watched", () => {
         .filter((line) => line.includes("rollouts are not watched"));
       expect(warnings).toHaveLength(1);
       expect(JSON.parse(warnings[0] ?? "{}")).toMatchObject({
-        level: "warn",
+        level: 40, // pino's warn
         kind: "DaemonSet",
         resource: "daemonsets.apps",
         msg: expect.stringContaining("Grant list and watch on daemonsets.apps"),
