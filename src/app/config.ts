@@ -285,7 +285,7 @@ export const configSchema = z.object({
       }
       return [...new Set(kinds)] as WorkloadKind[];
     })
-    .meta({ accepts: "comma-separated `Deployment`, `StatefulSet`, `DaemonSet` (may be empty)" })
+    .meta({ accepts: "comma-separated `Deployment`, `StatefulSet`, `DaemonSet`" })
     .describe(
       "Which workloads' rollouts fire `deployment.*` events. A kind the operator may not list (RBAC) is skipped with a warning in the log, until the next leader.",
     ),
