@@ -24,8 +24,8 @@ export interface DeploymentRow {
   updated_at: Date;
 }
 
-const columns = `id, project_id, source_uid, revision, workload_kind, name, environment, branch, commit_sha, commit_message,
-  url, status, error_message, started_at, finished_at, emitted_events, created_at, updated_at`;
+const columns = `id, project_id, source_uid, revision, workload_kind, name, environment, branch, commit_sha,
+  commit_message, url, status, error_message, started_at, finished_at, emitted_events, created_at, updated_at`;
 
 export function listDeployments(
   db: Queryable,
@@ -62,8 +62,8 @@ export interface NewDeployment {
 export async function insertDeployment(db: Queryable, deployment: NewDeployment): Promise<DeploymentRow> {
   const { rows } = await db.query<DeploymentRow>(
     `INSERT INTO deployments
-       (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status, started_at,
-        workload_kind)
+       (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status,
+        started_at, workload_kind)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', COALESCE($9, clock_timestamp()), $10)
      RETURNING ${columns}`,
     [
@@ -99,8 +99,8 @@ export async function lockRollout(
     if (found.rows[0]) return { row: found.rows[0], inserted: false };
     const inserted = await db.query<DeploymentRow>(
       `INSERT INTO deployments
-         (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status, started_at,
-          workload_kind)
+         (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status,
+          started_at, workload_kind)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', COALESCE($9, clock_timestamp()), $10)
        ON CONFLICT (source_uid, revision) DO NOTHING
        RETURNING ${columns}`,

@@ -155,6 +155,37 @@ describe("StatefulSet rollouts on a real cluster", () => {
     ]);
   });
 
+  it("a rollback (kubectl rollout undo) is a new rollout: the old ControllerRevision gets the next number", async () => {
+    await cluster.kubectl(["-n", namespace, "rollout", "undo", "statefulset/db"]);
+    await ledger.waitFor("db", full, "3");
+    const { rows } = await observer.query(
+      "SELECT revision, commit_sha FROM deployments WHERE name = 'db' ORDER BY id",
+    );
+    expect(rows).toEqual([
+      { revision: "1", commit_sha: "c1" },
+      { revision: "2", commit_sha: "c2" },
+      { revision: "3", commit_sha: "c1" },
+    ]);
+  });
+
+  it("an operator restarted after a whole rollout emits it, dated by its ControllerRevision", async () => {
+    await service?.close();
+    service = undefined;
+    await cluster.apps.createNamespacedStatefulSet({ namespace, body: statefulSet("while-down") });
+    await eventually(async () => {
+      const sts = await cluster.apps.readNamespacedStatefulSet({ namespace, name: "while-down" });
+      return sts.status?.availableReplicas === 2 && sts.status.updatedReplicas === 2 ? true : undefined;
+    }, clusterPatience);
+    service = await startTestService(operatorEnv(label), { kubeConfig: cluster.kubeConfig(), database });
+    await ledger.waitFor("while-down", full);
+    const { items } = await cluster.apps.listNamespacedControllerRevision({
+      namespace,
+      labelSelector: "app=while-down",
+    });
+    const { rows } = await observer.query("SELECT started_at FROM deployments WHERE name = 'while-down'");
+    expect(rows[0].started_at.getTime()).toBe(new Date(items[0]?.metadata?.creationTimestamp ?? 0).getTime());
+  });
+
   it("pods that never schedule → created, then failed at its progress deadline annotation", async () => {
     await cluster.apps.createNamespacedStatefulSet({
       namespace,
@@ -194,11 +225,13 @@ describe("StatefulSet rollouts on a real cluster", () => {
 });
 
 describe("DaemonSet rollouts on a real cluster", () => {
-  it("created → ready → succeeded, then a new template is a new rollout (template generation 2)", async () => {
+  it("created → ready → succeeded; a new template, and a rollback, are new rollouts (template generations 2, 3)", async () => {
     await cluster.apps.createNamespacedDaemonSet({ namespace, body: daemonSet("agent") });
     await ledger.waitFor("agent", full);
     await roll("daemonset", "agent", "c2");
     await ledger.waitFor("agent", full, "2");
+    await cluster.kubectl(["-n", namespace, "rollout", "undo", "daemonset/agent"]);
+    await ledger.waitFor("agent", full, "3");
   });
 
   it("a pod that is never scheduled → created, then failed at its progress deadline annotation", async () => {

@@ -85,8 +85,9 @@ export async function reconcileDeployment(
 
 /**
  * The rollout controller's watches, beside its reconcile (flux's SetupWithManager): Deployments and
- * namespace changes; what routes to their pods (for rollout URLs) is shared with the other kinds. A Deployment deleted cancels its
- * unfinished rollouts; so does one missing from a complete list (deleted while no leader ran).
+ * namespace changes (what routes to their pods, for rollout URLs, is shared with the other kinds). A
+ * Deployment deleted cancels its unfinished rollouts; so does one missing from a complete list
+ * (deleted while no leader ran).
  */
 export function setupRolloutController(
   manager: ControllerManager,

@@ -58,10 +58,10 @@ async function emitCancellations(db: Queryable, cancelled: DeploymentRow[]): Pro
 }
 
 /**
- * Turns what a workload's controller reports into rollout state and events, in ONE transaction: the rollout row
- * (locked), the superseded rollouts it cancels, and the outbox rows of every event. The row records
- * which events were emitted, so each fires exactly once per rollout across restarts and leader
- * changes, and a transition missed while no operator ran is emitted late rather than never.
+ * Turns what a workload's controller reports into rollout state and events, in ONE transaction: the
+ * rollout row (locked), the superseded rollouts it cancels, and the outbox rows of every event. The
+ * row records which events were emitted, so each fires exactly once per rollout across restarts and
+ * leader changes, and a transition missed while no operator ran is emitted late rather than never.
  * Returns the events emitted.
  */
 export async function recordRollout(

@@ -22,7 +22,7 @@ export const noRouting: Routing = {
 const byName = <T extends { metadata?: { name?: string } }>(objects: readonly T[]): T[] =>
   [...objects].sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
 
-/** Services that select the Deployment's pods (every selector label on its pod template), ClusterIP ones first. */
+/** Services that select the workload's pods (every selector label on its pod template), ClusterIP first. */
 function selectingServices(workload: Workload, services: readonly V1Service[]): V1Service[] {
   const labels = workload.spec?.template?.metadata?.labels ?? {};
   const headless = (service: V1Service) => (service.spec?.clusterIP === "None" ? 1 : 0);
