@@ -25,8 +25,6 @@ export interface WorkloadSource<T extends Workload> {
   progress(workload: T): WorkloadProgress;
   /** When the current rollout started, from the kind's ControllerRevisions. */
   startedAt(workload: T): Date | undefined;
-  /** The ControllerRevision informer, which StatefulSets need for their revision number. */
-  needsRevisions: boolean;
 }
 
 export function statefulSetSource(
@@ -40,7 +38,6 @@ export function statefulSetSource(
     revision: (statefulSet) => statefulSetRevision(statefulSet, revisions),
     progress: statefulSetProgress,
     startedAt: (statefulSet) => newestRevisionCreatedAt(statefulSet, revisions),
-    needsRevisions: true,
   };
 }
 
@@ -55,7 +52,6 @@ export function daemonSetSource(
     revision: daemonSetRevision,
     progress: daemonSetProgress,
     startedAt: (daemonSet) => newestRevisionCreatedAt(daemonSet, revisions),
-    needsRevisions: false,
   };
 }
 
