@@ -276,6 +276,10 @@ export const configSchema = z.object({
         .map((kind) => kind.trim())
         .filter(Boolean);
       const unknown = kinds.filter((kind) => !(workloadKinds as readonly string[]).includes(kind));
+      if (kinds.length === 0) {
+        context.addIssue({ code: "custom", message: `name at least one of ${workloadKinds.join(", ")}` });
+        return z.NEVER;
+      }
       if (unknown.length > 0) {
         context.addIssue({
           code: "custom",

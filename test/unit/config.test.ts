@@ -50,6 +50,9 @@ describe("loadConfig", () => {
     expect(configError({ WATCH_WORKLOAD_KINDS: "Deployment,CronJob" }).message).toContain(
       "WATCH_WORKLOAD_KINDS: unknown kind CronJob",
     );
+    expect(configError({ WATCH_WORKLOAD_KINDS: " , " }).message).toContain(
+      "WATCH_WORKLOAD_KINDS: name at least one",
+    );
   });
 
   it("applies the documented defaults to an empty environment", () => {
