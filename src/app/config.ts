@@ -9,6 +9,7 @@ import type { TokenAuthSettings } from "../kube-auth/reviewer.js";
 import type { LogFormat } from "../logger.js";
 import type { KubernetesMode } from "../operator/kube-config.js";
 import type { OperatorConfig } from "../operator/manager.js";
+import { type WorkloadKind, workloadKinds } from "../operator/rollouts/workload-kinds.js";
 import type { SecretKeysConfig } from "../secrets/keys.js";
 import { metricsTokenMinLength, metricsTokenOf } from "./metrics-token.js";
 
@@ -266,6 +267,32 @@ export const configSchema = z.object({
     .describe(
       "Label selector of the namespaces that are projects. Empty: every namespace; `kube-*` never are. A namespace that stops matching has its project withdrawn (hidden from the API, kept) until it matches again.",
     ),
+  WATCH_WORKLOAD_KINDS: z
+    .string()
+    .default(workloadKinds.join(","))
+    .transform((value, context) => {
+      const kinds = value
+        .split(",")
+        .map((kind) => kind.trim())
+        .filter(Boolean);
+      const unknown = kinds.filter((kind) => !(workloadKinds as readonly string[]).includes(kind));
+      if (kinds.length === 0) {
+        context.addIssue({ code: "custom", message: `name at least one of ${workloadKinds.join(", ")}` });
+        return z.NEVER;
+      }
+      if (unknown.length > 0) {
+        context.addIssue({
+          code: "custom",
+          message: `unknown kind ${unknown.join(", ")}; write a comma-separated list of ${workloadKinds.join(", ")}`,
+        });
+        return z.NEVER;
+      }
+      return [...new Set(kinds)] as WorkloadKind[];
+    })
+    .meta({ accepts: "comma-separated `Deployment`, `StatefulSet`, `DaemonSet`" })
+    .describe(
+      "Which workloads' rollouts fire `deployment.*` events. A kind the operator may not list (RBAC) is skipped with a warning in the log, until the next leader.",
+    ),
   POD_NAMESPACE: z
     .string()
     .min(1)
@@ -458,6 +485,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       leaderRetryPeriodMs: e.LEADER_ELECTION_RETRY_PERIOD_MS,
       relistIntervalMs: e.INFORMER_RELIST_INTERVAL_MS,
       webhookResyncIntervalMs: e.WEBHOOK_STATUS_RESYNC_INTERVAL_MS,
+      workloadKinds: e.WATCH_WORKLOAD_KINDS,
     },
     tokenAuth: {
       enabled: e.KUBERNETES_TOKEN_AUTH,

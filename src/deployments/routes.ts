@@ -8,8 +8,8 @@ import { deploymentListSchema, listDeploymentsQuery } from "./schemas.js";
 import type { DeploymentRow } from "./store.js";
 import { listDeployments } from "./store.js";
 
-export function toDeploymentJson(row: DeploymentRow) {
-  return {
+export function toDeploymentJson(row: DeploymentRow, options: { workload?: boolean } = {}) {
+  const json = {
     id: row.id,
     project_id: row.project_id,
     name: row.name,
@@ -25,6 +25,8 @@ export function toDeploymentJson(row: DeploymentRow) {
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
+  // Opt-in, so the default answer stays as it was, byte for byte.
+  return options.workload ? { ...json, workload_kind: row.workload_kind, workload_name: row.name } : json;
 }
 
 export function registerDeploymentRoutes(router: Router, registry: OpenAPIRegistry, pool: Pool): void {
@@ -35,8 +37,9 @@ export function registerDeploymentRoutes(router: Router, registry: OpenAPIRegist
     operationId: "listDeployments",
     summary: "List a project's deployments, newest first",
     description:
-      "One page of the project's deployments (rollouts of its Kubernetes Deployments) with their current " +
-      "status (`page`, `per_page` 1–100, default 10).",
+      "One page of the project's deployments (rollouts of its Deployments, StatefulSets and DaemonSets) with " +
+      "their current status (`page`, `per_page` 1–100, default 10). With `include=workload` each also has " +
+      "`workload_kind` (Deployment, StatefulSet or DaemonSet) and `workload_name`.",
     params: projectParams,
     query: listDeploymentsQuery,
     responses: { 200: { description: "A page of deployments", schema: deploymentListSchema } },
@@ -48,7 +51,12 @@ export function registerDeploymentRoutes(router: Router, registry: OpenAPIRegist
       });
       return {
         status: 200,
-        body: { deployments: rows.map(toDeploymentJson), total, page: query.page, per_page: query.per_page },
+        body: {
+          deployments: rows.map((row) => toDeploymentJson(row, { workload: query.include === "workload" })),
+          total,
+          page: query.page,
+          per_page: query.per_page,
+        },
       };
     },
   });

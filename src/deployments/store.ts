@@ -1,12 +1,14 @@
 import { type PageRequest, selectPage } from "../db/page.js";
 import type { Queryable } from "../db/pool.js";
-import type { DeploymentStatus } from "./schemas.js";
+import type { DeploymentStatus, WorkloadKind } from "./schemas.js";
 
 export interface DeploymentRow {
   id: number;
   project_id: number;
   source_uid: string | null;
   revision: string | null;
+  /** The kind of workload the rollout belongs to; `name` is that workload's name. */
+  workload_kind: WorkloadKind;
   name: string;
   environment: string;
   branch: string | null;
@@ -22,8 +24,8 @@ export interface DeploymentRow {
   updated_at: Date;
 }
 
-const columns = `id, project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message,
-  url, status, error_message, started_at, finished_at, emitted_events, created_at, updated_at`;
+const columns = `id, project_id, source_uid, revision, workload_kind, name, environment, branch, commit_sha,
+  commit_message, url, status, error_message, started_at, finished_at, emitted_events, created_at, updated_at`;
 
 export function listDeployments(
   db: Queryable,
@@ -46,6 +48,8 @@ export interface NewDeployment {
   projectId: number;
   sourceUid?: string | null;
   revision?: string | null;
+  /** Default: a Deployment. */
+  workloadKind?: WorkloadKind;
   name: string;
   environment: string;
   branch?: string | null;
@@ -58,8 +62,9 @@ export interface NewDeployment {
 export async function insertDeployment(db: Queryable, deployment: NewDeployment): Promise<DeploymentRow> {
   const { rows } = await db.query<DeploymentRow>(
     `INSERT INTO deployments
-       (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status, started_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', COALESCE($9, clock_timestamp()))
+       (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status,
+        started_at, workload_kind)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', COALESCE($9, clock_timestamp()), $10)
      RETURNING ${columns}`,
     [
       deployment.projectId,
@@ -71,6 +76,7 @@ export async function insertDeployment(db: Queryable, deployment: NewDeployment)
       deployment.commitSha ?? null,
       deployment.commitMessage ?? null,
       deployment.startedAt ?? null,
+      deployment.workloadKind ?? "Deployment",
     ],
   );
   return rows[0] as DeploymentRow;
@@ -93,8 +99,9 @@ export async function lockRollout(
     if (found.rows[0]) return { row: found.rows[0], inserted: false };
     const inserted = await db.query<DeploymentRow>(
       `INSERT INTO deployments
-         (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status, started_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', COALESCE($9, clock_timestamp()))
+         (project_id, source_uid, revision, name, environment, branch, commit_sha, commit_message, status,
+          started_at, workload_kind)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', COALESCE($9, clock_timestamp()), $10)
        ON CONFLICT (source_uid, revision) DO NOTHING
        RETURNING ${columns}`,
       [
@@ -107,6 +114,7 @@ export async function lockRollout(
         rollout.commitSha ?? null,
         rollout.commitMessage ?? null,
         rollout.startedAt ?? null,
+        rollout.workloadKind ?? "Deployment",
       ],
     );
     // Empty: a concurrent transaction inserted it first; the next pass waits for its lock.
@@ -138,20 +146,23 @@ export async function updateRollout(
 }
 
 /**
- * Marks unfinished rollouts cancelled and returns them (locked): those of a Deployment (sourceUid)
- * older than `beforeRevision` when it is superseded, or all of them when it was deleted.
+ * Marks unfinished rollouts cancelled and returns them (locked): those of a workload (sourceUid)
+ * older than `beforeRevision` when it is superseded, or all of them when it was deleted; or, after a
+ * complete list of one kind, those of every workload of that kind missing from it.
  */
 export async function cancelUnfinishedRollouts(
   db: Queryable,
-  target: { sourceUid: string; beforeRevision?: string } | { notInSourceUids: string[] },
+  target:
+    | { sourceUid: string; beforeRevision?: string }
+    | { notInSourceUids: string[]; workloadKind: WorkloadKind },
 ): Promise<DeploymentRow[]> {
   const where =
     "notInSourceUids" in target
-      ? "source_uid IS NOT NULL AND source_uid <> ALL ($1::text[])"
+      ? "source_uid IS NOT NULL AND source_uid <> ALL ($1::text[]) AND workload_kind = $2"
       : "source_uid = $1 AND ($2::bigint IS NULL OR revision::bigint < $2::bigint)";
   const params =
     "notInSourceUids" in target
-      ? [target.notInSourceUids]
+      ? [target.notInSourceUids, target.workloadKind]
       : [target.sourceUid, target.beforeRevision ?? null];
   const { rows } = await db.query<DeploymentRow>(
     `UPDATE deployments

@@ -15,3 +15,5 @@ export function retryAfterMs(error: unknown): number {
   const seconds = error instanceof ApiException ? Number(error.headers?.["retry-after"]) : Number.NaN;
   return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
 }
+
+export const isForbidden = (error: unknown): boolean => statusCode(error) === 403;

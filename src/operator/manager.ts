@@ -12,8 +12,9 @@ import type { EventHandOver } from "../delivery-engine/engine.js";
 import type { Logger } from "../logger.js";
 import { type ResilientInformer, resilientInformer } from "./informer.js";
 import type { KubeGateway } from "./kube-gateway.js";
+import type { WorkloadKind } from "./rollouts/workload-kinds.js";
 
-/** The operator's settings (app/config.ts: leader election, namespaces, re-lists, status resync). */
+/** The operator's settings (app/config.ts: leader election, namespaces, kinds, re-lists, status resync). */
 export interface OperatorConfig {
   namespaceSelector: string;
   leaseNamespace: string;
@@ -23,6 +24,8 @@ export interface OperatorConfig {
   leaderRetryPeriodMs: number;
   relistIntervalMs: number;
   webhookResyncIntervalMs: number;
+  /** The kinds whose rollouts are watched (WATCH_WORKLOAD_KINDS). */
+  workloadKinds: WorkloadKind[];
 }
 
 /**

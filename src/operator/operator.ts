@@ -17,10 +17,12 @@ import type { WebhookSecrets } from "../webhooks/store.js";
 import { setupNamespaceController } from "./controllers/namespace-controller.js";
 import { setupRolloutController } from "./controllers/rollout-controller.js";
 import { setupWebhookController } from "./controllers/webhook-controller.js";
+import { setupWorkloadRollouts } from "./controllers/workload-rollouts.js";
 import { shareConnections } from "./kube-connections.js";
 import { kubeGateway } from "./kube-gateway.js";
 import { LeaderElector } from "./leader-election.js";
 import { type Controller, controllerManager, type OperatorConfig } from "./manager.js";
+import { routingCaches } from "./rollouts/routing-caches.js";
 
 export interface RunningOperator {
   isLeader(): boolean;
@@ -30,8 +32,8 @@ export interface RunningOperator {
 }
 
 /**
- * The controller role: leader election on a Lease; while leading, three controllers (namespaces →
- * projects, Webhook resources, Deployment rollouts), each set up with its own informers and work queue
+ * The controller role: leader election on a Lease; while leading, the controllers (namespaces →
+ * projects, Webhook resources, rollouts of each watched workload kind), each set up with its own informers and work queue
  * (flux's main.go). Losing the lease stops them at once; API and delivery workers are not affected.
  */
 export function startOperator(options: {
@@ -103,20 +105,44 @@ export function startOperator(options: {
       secrets: options.secrets,
       destinationPolicy: options.destinationPolicy,
     });
-    const rollouts = setupRolloutController(manager, { namespaces });
+    // What routes to a workload's pods, for the URL of rollouts without a url annotation: one set of
+    // caches for every kind.
+    const routing = routingCaches({
+      informer: manager.informer,
+      core: manager.core,
+      networking: manager.networking,
+      customObjects: manager.customObjects,
+      relistIntervalMs: config.relistIntervalMs,
+      logger,
+    });
+    const rollouts = [
+      ...(config.workloadKinds.includes("Deployment")
+        ? [setupRolloutController(manager, { namespaces, routing: routing.routing })]
+        : []),
+      setupWorkloadRollouts(manager, { namespaces, routing: routing.routing }),
+    ];
     return {
       async start() {
-        // Namespaces first: both controllers' reconciles read them from the cache.
+        // Namespaces first: every controller's reconciles read them from the cache; routing before the
+        // rollout controllers, whose reconciles read rollout URLs from its caches.
         await namespaces.start();
-        await Promise.all([webhooks.start(), rollouts.start()]);
+        await Promise.all([
+          webhooks.start(),
+          routing.start().then(() => Promise.all(rollouts.map((rollout) => rollout.start()))),
+        ]);
         logger.info("controllers started");
       },
       async stop() {
-        await Promise.all([webhooks.stop(), rollouts.stop(), namespaces.stop()]);
+        await Promise.all([
+          webhooks.stop(),
+          ...rollouts.map((rollout) => rollout.stop()),
+          routing.stop(),
+          namespaces.stop(),
+        ]);
         logger.info("controllers stopped");
       },
       async idle() {
-        await Promise.all([webhooks.idle(), rollouts.idle()]);
+        await Promise.all([webhooks.idle(), ...rollouts.map((rollout) => rollout.idle())]);
       },
     };
   }

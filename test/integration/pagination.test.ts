@@ -352,6 +352,29 @@ describe("GET /projects/{project_id}/deployments (per_page family)", () => {
     await service.pool.query("DELETE FROM deployments WHERE id = $1", [row.id]);
   });
 
+  it("says which workload each rollout was with include=workload only, and refuses another include", async () => {
+    const row = await insertDeployment(service.pool, {
+      projectId: tieProject,
+      workloadKind: "StatefulSet",
+      name: "db",
+      environment: "production",
+    });
+    const plain = (await service.api("GET", `/projects/${tieProject}/deployments`)).body.deployments[0];
+    expect(plain.id).toBe(row.id);
+    expect(plain).not.toHaveProperty("workload_kind");
+    expect(plain).not.toHaveProperty("workload_name");
+    const withWorkload = await service.api("GET", `/projects/${tieProject}/deployments?include=workload`);
+    expect(withWorkload.body.deployments[0]).toEqual({
+      ...plain,
+      workload_kind: "StatefulSet",
+      workload_name: "db",
+    });
+    const refused = await service.api("GET", `/projects/${tieProject}/deployments?include=pods`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain("include must be workload");
+    await service.pool.query("DELETE FROM deployments WHERE id = $1", [row.id]);
+  });
+
   it("serves later pages and an empty page past the end with the real total", async () => {
     const third = await service.api("GET", path("?page=3"));
     expect(third.body.deployments.map((d: { id: number }) => d.id)).toEqual(expected.slice(20));

@@ -2,10 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import type { ClaimedDelivery } from "../../src/delivery-engine/claim.js";
 import type { EventHandOver } from "../../src/delivery-engine/engine.js";
+import type { RolloutPhase } from "../../src/operator/rollouts/phase.js";
 import {
   cancelRolloutsOfDeletedDeployments,
   recordRollout,
 } from "../../src/operator/rollouts/record-rollout.js";
+import { deploymentRollout } from "../../src/operator/rollouts/workload-kinds.js";
 import { ensureNamespaceProject, type ProjectRow } from "../../src/projects/store.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { deploymentFixture, rolloutStates } from "../support/deployments.js";
@@ -61,13 +63,29 @@ describe("rollout paths", () => {
       "webhook-operator.io/url": "https://shop.example.com",
       "webhook-operator.io/commit-sha": "abc",
     };
-    expect(await recordRollout(pool, project, deploymentFixture({ uid, annotations }))).toEqual([
-      "deployment.created",
-    ]);
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.started }));
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.ready }));
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.ready }));
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.succeeded }));
+    expect(
+      await recordRollout(pool, project, deploymentRollout(deploymentFixture({ uid, annotations }))),
+    ).toEqual(["deployment.created"]);
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.started })),
+    );
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.ready })),
+    );
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.ready })),
+    );
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.succeeded })),
+    );
     expect(await types()).toEqual([
       "deployment.created:pending",
       "deployment.ready:ready",
@@ -113,8 +131,16 @@ describe("rollout paths", () => {
 
   it("stuck rollout → created, failed with the controller's message and no url", async () => {
     const annotations = { "webhook-operator.io/url": "https://shop.example.com" };
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.started }));
-    await recordRollout(pool, project, deploymentFixture({ uid, annotations, ...rolloutStates.failed }));
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.started })),
+    );
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, annotations, ...rolloutStates.failed })),
+    );
     expect(await types()).toEqual(["deployment.created:pending", "deployment.failed:failed"]);
     const failed = (await recordedEvents())[1];
     expect(failed.payload).toMatchObject({
@@ -125,11 +151,15 @@ describe("rollout paths", () => {
   });
 
   it("superseded by a newer revision before finishing → cancelled; the new revision is a new rollout", async () => {
-    await recordRollout(pool, project, deploymentFixture({ uid, revision: "1", ...rolloutStates.started }));
     await recordRollout(
       pool,
       project,
-      deploymentFixture({ uid, revision: "2", generation: 2, ...rolloutStates.started }),
+      deploymentRollout(deploymentFixture({ uid, revision: "1", ...rolloutStates.started })),
+    );
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, revision: "2", generation: 2, ...rolloutStates.started })),
     );
     expect(await types()).toEqual([
       "deployment.created:pending",
@@ -147,7 +177,7 @@ describe("rollout paths", () => {
   });
 
   it("deleted mid-rollout → cancelled; a finished rollout is left alone", async () => {
-    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.ready }));
+    await recordRollout(pool, project, deploymentRollout(deploymentFixture({ uid, ...rolloutStates.ready })));
     expect(await cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid })).toBe(1);
     expect(await cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid })).toBe(0);
     expect(await types()).toEqual([
@@ -158,7 +188,11 @@ describe("rollout paths", () => {
   });
 
   it("scale-only change of a finished rollout → nothing", async () => {
-    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.succeeded }));
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, ...rolloutStates.succeeded })),
+    );
     const before = await types();
     const scaled = deploymentFixture({
       uid,
@@ -169,18 +203,30 @@ describe("rollout paths", () => {
       available: 3,
       availableCondition: "True",
     });
-    expect(await recordRollout(pool, project, scaled)).toEqual([]);
+    expect(await recordRollout(pool, project, deploymentRollout(scaled))).toEqual([]);
     expect(await types()).toEqual(before);
   });
 
   it("an operator restarted mid-rollout emits no duplicates and fills the gap it missed", async () => {
-    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.started }));
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, ...rolloutStates.started })),
+    );
     // The operator was down while the rollout became ready and succeeded; the re-list shows the end.
     expect(
-      await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.succeeded })),
+      await recordRollout(
+        pool,
+        project,
+        deploymentRollout(deploymentFixture({ uid, ...rolloutStates.succeeded })),
+      ),
     ).toEqual(["deployment.ready", "deployment.succeeded"]);
     expect(
-      await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.succeeded })),
+      await recordRollout(
+        pool,
+        project,
+        deploymentRollout(deploymentFixture({ uid, ...rolloutStates.succeeded })),
+      ),
     ).toEqual([]);
     expect(await types()).toEqual([
       "deployment.created:pending",
@@ -192,8 +238,8 @@ describe("rollout paths", () => {
   it("two instances racing on the same observation emit each event once", async () => {
     const state = deploymentFixture({ uid, ...rolloutStates.succeeded });
     const results = await Promise.all([
-      recordRollout(pool, project, state),
-      recordRollout(pool, project, state),
+      recordRollout(pool, project, deploymentRollout(state)),
+      recordRollout(pool, project, deploymentRollout(state)),
     ]);
     expect(results.flat().sort()).toEqual(
       ["deployment.created", "deployment.ready", "deployment.succeeded"].sort(),
@@ -202,8 +248,15 @@ describe("rollout paths", () => {
   });
 
   it("Deployments deleted while no operator ran are cancelled after the next full list", async () => {
-    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.started }));
-    const cancelled = await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: ["some-other-uid"] });
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, ...rolloutStates.started })),
+    );
+    const cancelled = await cancelRolloutsOfDeletedDeployments(pool, {
+      notInSourceUids: ["some-other-uid"],
+      workloadKind: "Deployment",
+    });
     expect(cancelled).toBeGreaterThanOrEqual(1);
     expect((await types()).at(-1)).toBe("deployment.cancelled:cancelled");
   });
@@ -221,7 +274,12 @@ describe("rollout paths", () => {
       }),
       handOver: (deliveries) => handed.push(...deliveries),
     };
-    await recordRollout(pool, project, deploymentFixture({ uid, ...rolloutStates.started }), { handOver });
+    await recordRollout(
+      pool,
+      project,
+      deploymentRollout(deploymentFixture({ uid, ...rolloutStates.started })),
+      { handOver },
+    );
     expect(handed.map((delivery) => delivery.event_type)).toEqual(
       (await recordedEvents()).map((event) => event.event_type),
     );
@@ -232,7 +290,67 @@ describe("rollout paths", () => {
   });
 
   it("waits for the Deployment controller to stamp a revision", async () => {
-    expect(await recordRollout(pool, project, deploymentFixture({ uid, revision: "" }))).toEqual([]);
+    expect(
+      await recordRollout(pool, project, deploymentRollout(deploymentFixture({ uid, revision: "" }))),
+    ).toEqual([]);
     expect(await types()).toEqual([]);
+  });
+});
+
+describe("rollouts of StatefulSets and DaemonSets", () => {
+  const statefulSet = (phase: RolloutPhase) => ({
+    kind: "StatefulSet" as const,
+    workload: {
+      metadata: {
+        name: "db",
+        namespace: "shop",
+        uid,
+        annotations: { "webhook-operator.io/commit-sha": "c0ffee" },
+      },
+      spec: { template: { metadata: { labels: { app: "db" } } } },
+    },
+    revision: "1",
+    phase,
+  });
+
+  it("fire the same events with the same payload rules, and the row says which kind and name", async () => {
+    await recordRollout(pool, project, statefulSet({ phase: "progressing" }));
+    await recordRollout(pool, project, statefulSet({ phase: "succeeded" }));
+    const events = await recordedEvents();
+    expect(events.map((event) => `${event.event_type}:${event.payload.status}`)).toEqual([
+      "deployment.created:pending",
+      "deployment.ready:ready",
+      "deployment.succeeded:succeeded",
+    ]);
+    expect(Object.keys(events[2].payload).sort()).toEqual(Object.keys(events[0].payload).sort());
+    expect(events[0].payload).toMatchObject({ url: null, finished_at: null, commit_sha: "c0ffee" });
+    // Nothing routes to its pods: its url is the StatefulSet's own address in the Kubernetes API.
+    expect(events[2].payload.url).toBe(
+      "https://kubernetes.default.svc/apis/apps/v1/namespaces/shop/statefulsets/db",
+    );
+    const { rows } = await pool.query("SELECT workload_kind, name FROM deployments WHERE source_uid = $1", [
+      uid,
+    ]);
+    expect(rows).toEqual([{ workload_kind: "StatefulSet", name: "db" }]);
+  });
+
+  it("a failure at the progress deadline carries its message", async () => {
+    await recordRollout(pool, project, statefulSet({ phase: "failed", message: "made no progress" }));
+    const events = await recordedEvents();
+    expect(events.map((event) => event.event_type)).toEqual(["deployment.created", "deployment.failed"]);
+    expect(events[1].payload).toMatchObject({
+      status: "failed",
+      error_message: "made no progress",
+      url: null,
+    });
+  });
+
+  it("a complete list of one kind cancels only the missing workloads of that kind", async () => {
+    await recordRollout(pool, project, statefulSet({ phase: "progressing" }));
+    await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: [], workloadKind: "Deployment" });
+    await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: [], workloadKind: "DaemonSet" });
+    expect(await types()).toEqual(["deployment.created:pending"]);
+    await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: [], workloadKind: "StatefulSet" });
+    expect(await types()).toEqual(["deployment.created:pending", "deployment.cancelled:cancelled"]);
   });
 });

@@ -7,6 +7,11 @@ export const operatorRules: V1PolicyRule[] = [
   { apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch"] },
   { apiGroups: ["apps"], resources: ["deployments"], verbs: ["list", "watch"] },
   { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["list"] },
+  {
+    apiGroups: ["apps"],
+    resources: ["statefulsets", "daemonsets", "controllerrevisions"],
+    verbs: ["list", "watch"],
+  },
   { apiGroups: [""], resources: ["services"], verbs: ["list", "watch"] },
   { apiGroups: ["networking.k8s.io"], resources: ["ingresses"], verbs: ["list", "watch"] },
   {

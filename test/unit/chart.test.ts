@@ -210,6 +210,9 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "core/secrets": ["get", "watch"],
         "apps/deployments": ["list", "watch"],
         "apps/replicasets": ["list"],
+        "apps/statefulsets": ["list", "watch"],
+        "apps/daemonsets": ["list", "watch"],
+        "apps/controllerrevisions": ["list", "watch"],
         "core/services": ["list", "watch"],
         "networking.k8s.io/ingresses": ["list", "watch"],
         "gateway.networking.k8s.io/httproutes": ["list", "watch"],
@@ -227,6 +230,21 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       for (const binding of [only(objects, "ClusterRoleBinding", name), only(objects, "RoleBinding")]) {
         expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name, namespace: releaseNamespace }]);
       }
+    });
+
+    it.each([
+      ["Deployment", ["apps/deployments", "apps/replicasets"]],
+      ["StatefulSet", ["apps/statefulsets", "apps/controllerrevisions"]],
+      ["DaemonSet,StatefulSet", ["apps/statefulsets", "apps/daemonsets", "apps/controllerrevisions"]],
+    ])("grants list and watch on the workloads of config.watchWorkloadKinds=%s only", (kinds, resources) => {
+      // A comma in a --set value is escaped.
+      const objects = render({ "config.watchWorkloadKinds": kinds.replaceAll(",", "\\,") });
+      const granted = Object.keys(rulesOf(only(objects, "ClusterRole", name))).filter((rule) =>
+        rule.startsWith("apps/"),
+      );
+      expect(granted.sort()).toEqual([...resources].sort());
+      const env = environmentOf(only(objects, "Deployment").spec.template.spec.containers[0]);
+      expect(env.WATCH_WORKLOAD_KINDS).toBe(kinds);
     });
 
     it("lets the operator review Kubernetes tokens, and ships the two roles tokens are bound to", () => {

@@ -42,6 +42,19 @@ describe("loadConfig", () => {
     expect(configError({ WEBHOOKS_PER_PROJECT_LIMIT: "0" }).message).toContain("WEBHOOKS_PER_PROJECT_LIMIT");
   });
 
+  it("watches Deployments, StatefulSets and DaemonSets unless WATCH_WORKLOAD_KINDS says otherwise", () => {
+    expect(loadConfig({}).kubernetes.workloadKinds).toEqual(["Deployment", "StatefulSet", "DaemonSet"]);
+    expect(
+      loadConfig({ WATCH_WORKLOAD_KINDS: " DaemonSet ,Deployment,DaemonSet" }).kubernetes.workloadKinds,
+    ).toEqual(["DaemonSet", "Deployment"]);
+    expect(configError({ WATCH_WORKLOAD_KINDS: "Deployment,CronJob" }).message).toContain(
+      "WATCH_WORKLOAD_KINDS: unknown kind CronJob",
+    );
+    expect(configError({ WATCH_WORKLOAD_KINDS: " , " }).message).toContain(
+      "WATCH_WORKLOAD_KINDS: name at least one",
+    );
+  });
+
   it("applies the documented defaults to an empty environment", () => {
     expect(loadConfig({})).toMatchObject({
       http: {

@@ -45,9 +45,11 @@ describe("pageNumber", () => {
 });
 
 describe("perPageQuery (projects and deployments)", () => {
-  it("is the query schema of both per_page lists", () => {
+  it("is the query schema of both per_page lists (deployments add the opt-in include=workload)", () => {
     expect(listProjectsQuery).toBe(perPageQuery);
-    expect(listDeploymentsQuery).toBe(perPageQuery);
+    expect(listDeploymentsQuery.shape.page).toBe(perPageQuery.shape.page);
+    expect(listDeploymentsQuery.shape.per_page).toBe(perPageQuery.shape.per_page);
+    expect(Object.keys(listDeploymentsQuery.shape)).toEqual(["page", "per_page", "include"]);
   });
 
   it("defaults to page 1 and per_page 10", () => {

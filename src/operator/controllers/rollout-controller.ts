@@ -9,7 +9,7 @@ import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
 import { replicaSetCreatedAt } from "../rollouts/rollout-times.js";
 import type { Routing } from "../rollouts/rollout-url.js";
-import { routingCaches } from "../rollouts/routing-caches.js";
+import { deploymentRollout } from "../rollouts/workload-kinds.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
 import type { NamespaceController } from "./namespace-controller.js";
 
@@ -67,7 +67,7 @@ export async function reconcileDeployment(
             return undefined;
           })
         : undefined;
-    await recordRollout(deps.pool, await deps.projectFor(namespace), deployment, {
+    await recordRollout(deps.pool, await deps.projectFor(namespace), deploymentRollout(deployment), {
       replicaSetCreated,
       routing: deps.routing,
       handOver: deps.handOver,
@@ -84,13 +84,14 @@ export async function reconcileDeployment(
 }
 
 /**
- * The rollout controller's watches, beside its reconcile (flux's SetupWithManager): Deployments, what
- * routes to their pods (for rollout URLs), and namespace changes. A Deployment deleted cancels its
- * unfinished rollouts; so does one missing from a complete list (deleted while no leader ran).
+ * The rollout controller's watches, beside its reconcile (flux's SetupWithManager): Deployments and
+ * namespace changes (what routes to their pods, for rollout URLs, is shared with the other kinds). A
+ * Deployment deleted cancels its unfinished rollouts; so does one missing from a complete list
+ * (deleted while no leader ran).
  */
 export function setupRolloutController(
   manager: ControllerManager,
-  deps: { namespaces: NamespaceController },
+  deps: { namespaces: NamespaceController; routing: Routing },
 ): Controller {
   const { pool, apps, logger } = manager;
   const deployments = manager.informer<V1Deployment>("deployments", "/apis/apps/v1/deployments", async () => {
@@ -98,27 +99,16 @@ export function setupRolloutController(
     await cancelRolloutsOfMissingDeployments(list.items);
     return list;
   });
-  // What routes to a Deployment's pods, for the URL of rollouts without a url annotation.
-  const routing = routingCaches({
-    informer: manager.informer,
-    core: manager.core,
-    networking: manager.networking,
-    customObjects: manager.customObjects,
-    relistIntervalMs: manager.config.relistIntervalMs,
-    logger,
-  });
 
   async function cancelRolloutsOfMissingDeployments(present: V1Deployment[]) {
     const uids = present.flatMap((d) => (d.metadata?.uid ? [d.metadata.uid] : []));
-    const cancelled = await cancelRolloutsOfDeletedDeployments(pool, { notInSourceUids: uids }).catch(
-      (error: unknown) => {
-        logger.warn(
-          { err: error },
-          "cancelling rollouts of deleted Deployments failed; next re-list retries",
-        );
-        return 0;
-      },
-    );
+    const cancelled = await cancelRolloutsOfDeletedDeployments(pool, {
+      notInSourceUids: uids,
+      workloadKind: "Deployment",
+    }).catch((error: unknown) => {
+      logger.warn({ err: error }, "cancelling rollouts of deleted Deployments failed; next re-list retries");
+      return 0;
+    });
     if (cancelled > 0)
       logger.info({ cancelled }, "cancelled rollouts of Deployments deleted while no leader ran");
   }
@@ -133,7 +123,7 @@ export function setupRolloutController(
           isSelected: (ns) => deps.namespaces.selection.isSelected(ns),
           projectFor: deps.namespaces.projectFor,
           rolloutStartedAt: (deployment) => replicaSetCreatedAt(apps, deployment),
-          routing: routing.routing,
+          routing: deps.routing,
           handOver: manager.handOver,
           logger,
           recorded,
@@ -161,13 +151,9 @@ export function setupRolloutController(
   });
 
   return {
-    async start() {
-      // Routing first: reconciles read rollout URLs from its caches.
-      await routing.start();
-      await deployments.start();
-    },
+    start: () => deployments.start(),
     async stop() {
-      await Promise.all([deployments.stop(), routing.stop()]);
+      await deployments.stop();
       await queue.stop();
     },
     idle: () => queue.idle(),

@@ -1,4 +1,4 @@
-import type { V1Deployment } from "@kubernetes/client-node";
+import type { Workload } from "./workload-kinds.js";
 
 // Where a rollout's environment, branch, commit and URL come from: our own annotations first, then
 // annotations and labels that common CI/CD tools already set. The README lists them.
@@ -33,14 +33,14 @@ export interface RolloutAnnotations {
 }
 
 /**
- * Reads each field from the Deployment's annotations, then its labels, trying the names in order.
+ * Reads each field from the workload's annotations, then its labels, trying the names in order.
  * Annotations on the pod template are read too, since CI often stamps them there to force a rollout.
  */
-export function readRolloutAnnotations(deployment: V1Deployment): RolloutAnnotations {
+export function readRolloutAnnotations(workload: Workload): RolloutAnnotations {
   const maps = [
-    deployment.metadata?.annotations,
-    deployment.spec?.template?.metadata?.annotations,
-    deployment.metadata?.labels,
+    workload.metadata?.annotations,
+    workload.spec?.template?.metadata?.annotations,
+    workload.metadata?.labels,
   ];
   const read = (names: readonly string[]): string | null => {
     for (const map of maps) {

@@ -1,10 +1,9 @@
-import type { V1Deployment } from "@kubernetes/client-node";
 import { type Pool, type Queryable, withTransaction } from "../../db/pool.js";
 import type { ClaimedDelivery } from "../../delivery-engine/claim.js";
 import { emitEvents } from "../../delivery-engine/emit.js";
 import type { EventHandOver } from "../../delivery-engine/engine.js";
 import { deploymentPayload } from "../../deployments/payload.js";
-import type { DeploymentStatus } from "../../deployments/schemas.js";
+import type { DeploymentStatus, WorkloadKind } from "../../deployments/schemas.js";
 import {
   cancelUnfinishedRollouts,
   type DeploymentRow,
@@ -14,9 +13,10 @@ import {
 import type { DeploymentEventType } from "../../event-types.js";
 import { type ProjectRow, projectNames } from "../../projects/store.js";
 import { readRolloutAnnotations } from "./annotations.js";
-import { eventsToEmit, isFinished, revisionAnnotation, rolloutPhase, statusAfter } from "./phase.js";
-import { concludedAt, rolloutFinishedAt, rolloutStartedAt } from "./rollout-times.js";
+import { eventsToEmit, isFinished, statusAfter } from "./phase.js";
+import { rolloutFinishedAt, rolloutStartedAt } from "./rollout-times.js";
 import { noRouting, type Routing, rolloutUrl } from "./rollout-url.js";
+import type { ObservedRollout } from "./workload-kinds.js";
 
 const statusOfEvent: Record<DeploymentEventType, DeploymentStatus> = {
   "deployment.created": "pending",
@@ -58,18 +58,21 @@ async function emitCancellations(db: Queryable, cancelled: DeploymentRow[]): Pro
 }
 
 /**
- * Turns what a Deployment reports into rollout state and events, in ONE transaction: the rollout row
- * (locked), the superseded rollouts it cancels, and the outbox rows of every event. The row records
- * which events were emitted, so each fires exactly once per rollout across restarts and leader
- * changes, and a transition missed while no operator ran is emitted late rather than never.
+ * Turns what a workload's controller reports into rollout state and events, in ONE transaction: the
+ * rollout row (locked), the superseded rollouts it cancels, and the outbox rows of every event. The
+ * row records which events were emitted, so each fires exactly once per rollout across restarts and
+ * leader changes, and a transition missed while no operator ran is emitted late rather than never.
  * Returns the events emitted.
  */
 export async function recordRollout(
   pool: Pool,
   project: ProjectRow,
-  deployment: V1Deployment,
+  rollout: ObservedRollout,
   observed: {
-    /** Its ReplicaSet's creation, for a rollout first seen after it progressed (rollout-times.ts). */
+    /**
+     * Its ReplicaSet's creation (a StatefulSet's or DaemonSet's: its ControllerRevision's), for a
+     * rollout first seen after it progressed (rollout-times.ts).
+     */
     replicaSetCreated?: Date;
     /** Where the url of a Deployment without a url annotation comes from (rollout-url.ts). */
     routing?: Routing;
@@ -77,12 +80,11 @@ export async function recordRollout(
     handOver?: EventHandOver;
   } = {},
 ): Promise<DeploymentEventType[]> {
-  const uid = deployment.metadata?.uid;
-  const revision = deployment.metadata?.annotations?.[revisionAnnotation];
-  // Until the Deployment controller has stamped a revision, there is no rollout to speak of.
+  const { kind, workload, revision, phase } = rollout;
+  const uid = workload.metadata?.uid;
+  // Until the workload's controller has assigned a revision, there is no rollout to speak of.
   if (!uid || !revision) return [];
-  const phase = rolloutPhase(deployment);
-  const facts = readRolloutAnnotations(deployment);
+  const facts = readRolloutAnnotations(workload);
 
   let handedOver: ClaimedDelivery[] = [];
   const recorded = await withTransaction(pool, async (client) => {
@@ -93,7 +95,8 @@ export async function recordRollout(
       projectId: project.id,
       sourceUid: uid,
       revision,
-      name: deployment.metadata?.name ?? "",
+      workloadKind: kind,
+      name: workload.metadata?.name ?? "",
       environment: facts.environment,
       branch: facts.branch,
       commitSha: facts.commitSha,
@@ -109,10 +112,10 @@ export async function recordRollout(
       status,
       emittedEvents: [...row.emitted_events, ...events],
       // Read only for a revision that went live: the others carry no url (deployments/payload.ts).
-      url: facts.url ?? (live ? rolloutUrl(deployment, observed.routing ?? noRouting) : null),
+      url: facts.url ?? (live ? rolloutUrl(workload, observed.routing ?? noRouting, kind) : null),
       errorMessage: phase.phase === "failed" ? phase.message : null,
       finishedAt: isFinished(status)
-        ? rolloutFinishedAt(row.started_at, concludedAt(deployment), new Date())
+        ? rolloutFinishedAt(row.started_at, rollout.concludedAt, new Date())
         : null,
     });
     ({ handedOver } = await emitEvents(
@@ -131,12 +134,12 @@ export async function recordRollout(
 }
 
 /**
- * Cancels the unfinished rollouts of Deployments that are gone: one deleted (sourceUid), or, after a
- * full list, every one whose Deployment is not in it (deleted while no operator was running).
+ * Cancels the unfinished rollouts of workloads that are gone: one deleted (sourceUid), or, after a
+ * full list of a kind, every one of that kind not in it (deleted while no operator was running).
  */
 export async function cancelRolloutsOfDeletedDeployments(
   pool: Pool,
-  target: { sourceUid: string } | { notInSourceUids: string[] },
+  target: { sourceUid: string } | { notInSourceUids: string[]; workloadKind: WorkloadKind },
 ): Promise<number> {
   return withTransaction(pool, async (client) => {
     const cancelled = await cancelUnfinishedRollouts(client, target);

@@ -1,5 +1,6 @@
-import type { V1Deployment, V1Ingress, V1Service } from "@kubernetes/client-node";
+import type { V1Ingress, V1Service } from "@kubernetes/client-node";
 import { type Gateway, type HttpRoute, httpRouteUrl, ingressUrl } from "./route-urls.js";
+import { resourceOfKind, type Workload, type WorkloadKind } from "./workload-kinds.js";
 
 /** What routes traffic in the cluster, as the operator's caches hold it (routing-caches.ts). */
 export interface Routing {
@@ -21,9 +22,9 @@ export const noRouting: Routing = {
 const byName = <T extends { metadata?: { name?: string } }>(objects: readonly T[]): T[] =>
   [...objects].sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
 
-/** Services that select the Deployment's pods (every selector label on its pod template), ClusterIP ones first. */
-function selectingServices(deployment: V1Deployment, services: readonly V1Service[]): V1Service[] {
-  const labels = deployment.spec?.template?.metadata?.labels ?? {};
+/** Services that select the workload's pods (every selector label on its pod template), ClusterIP first. */
+function selectingServices(workload: Workload, services: readonly V1Service[]): V1Service[] {
+  const labels = workload.spec?.template?.metadata?.labels ?? {};
   const headless = (service: V1Service) => (service.spec?.clusterIP === "None" ? 1 : 0);
   return byName(
     services.filter((service) => {
@@ -43,21 +44,21 @@ function serviceUrl(service: V1Service): string | undefined {
   return `${secure ? "https" : "http"}://${host}:${port.port}`;
 }
 
-/** The Deployment as the Kubernetes API names it, for a Deployment nothing routes to. */
-const deploymentApiUrl = (namespace: string, name: string) =>
-  `https://kubernetes.default.svc/apis/apps/v1/namespaces/${namespace}/deployments/${name}`;
+/** The workload as the Kubernetes API names it, for a workload nothing routes to. */
+const workloadApiUrl = (namespace: string, name: string, kind: WorkloadKind) =>
+  `https://kubernetes.default.svc/apis/apps/v1/namespaces/${namespace}/${resourceOfKind[kind]}/${name}`;
 
 /**
- * The address of a Deployment that has no url annotation, from what the cluster routes to its pods:
+ * The address of a workload that has no url annotation, from what the cluster routes to its pods:
  * 1. an Ingress (networking.k8s.io/v1) with a backend that is a Service selecting the pods;
  * 2. else a Gateway API HTTPRoute (gateway.networking.k8s.io/v1) with such a backend;
  * 3. else such a Service itself, by its cluster DNS name;
- * 4. else the Deployment's own Kubernetes API URL: stable, and it names what was deployed.
+ * 4. else the workload's own Kubernetes API URL: stable, and it names what was deployed.
  * Objects of one kind are tried by name, so the answer does not depend on the order of the caches.
  */
-export function rolloutUrl(deployment: V1Deployment, routing: Routing): string {
-  const namespace = deployment.metadata?.namespace ?? "";
-  const services = selectingServices(deployment, routing.services(namespace));
+export function rolloutUrl(workload: Workload, routing: Routing, kind: WorkloadKind = "Deployment"): string {
+  const namespace = workload.metadata?.namespace ?? "";
+  const services = selectingServices(workload, routing.services(namespace));
   const candidates =
     services.length === 0
       ? []
@@ -72,5 +73,5 @@ export function rolloutUrl(deployment: V1Deployment, routing: Routing): string {
     const url = candidate();
     if (url) return url;
   }
-  return deploymentApiUrl(namespace, deployment.metadata?.name ?? "");
+  return workloadApiUrl(namespace, workload.metadata?.name ?? "", kind);
 }

@@ -1,0 +1,83 @@
+import type {
+  AppsV1Api,
+  KubernetesListObject,
+  V1ControllerRevision,
+  V1DaemonSet,
+  V1StatefulSet,
+} from "@kubernetes/client-node";
+import type { ControllerManager } from "../manager.js";
+import { daemonSetProgress, daemonSetRevision } from "../rollouts/daemonset-phase.js";
+import type { WorkloadProgress } from "../rollouts/progress-deadline.js";
+import {
+  type ControllerRevisions,
+  newestRevisionCreatedAt,
+  statefulSetProgress,
+  statefulSetRevision,
+} from "../rollouts/statefulset-phase.js";
+import { resourceOfKind, type Workload } from "../rollouts/workload-kinds.js";
+
+/** What the workload rollout controller needs to know of one kind (StatefulSet or DaemonSet). */
+export interface WorkloadSource<T extends Workload> {
+  kind: "StatefulSet" | "DaemonSet";
+  path: string;
+  list(options?: { limit?: number }): Promise<KubernetesListObject<T>>;
+  revision(workload: T): string | undefined;
+  progress(workload: T): WorkloadProgress;
+  /** When the current rollout started, from the kind's ControllerRevisions. */
+  startedAt(workload: T): Date | undefined;
+}
+
+export function statefulSetSource(
+  apps: AppsV1Api,
+  revisions: ControllerRevisions,
+): WorkloadSource<V1StatefulSet> {
+  return {
+    kind: "StatefulSet",
+    path: `/apis/apps/v1/${resourceOfKind.StatefulSet}`,
+    list: (options = {}) => apps.listStatefulSetForAllNamespaces(options),
+    revision: (statefulSet) => statefulSetRevision(statefulSet, revisions),
+    progress: statefulSetProgress,
+    startedAt: (statefulSet) => newestRevisionCreatedAt(statefulSet, revisions),
+  };
+}
+
+export function daemonSetSource(
+  apps: AppsV1Api,
+  revisions: ControllerRevisions,
+): WorkloadSource<V1DaemonSet> {
+  return {
+    kind: "DaemonSet",
+    path: `/apis/apps/v1/${resourceOfKind.DaemonSet}`,
+    list: (options = {}) => apps.listDaemonSetForAllNamespaces(options),
+    revision: daemonSetRevision,
+    progress: daemonSetProgress,
+    startedAt: (daemonSet) => newestRevisionCreatedAt(daemonSet, revisions),
+  };
+}
+
+/**
+ * The ControllerRevisions of StatefulSets and DaemonSets, cached (a StatefulSet's status names its
+ * update revision; the number is on the ControllerRevision). `onChange` gets each one added or changed,
+ * so its owner is looked at again when the cache catches up.
+ */
+export function controllerRevisionCache(
+  manager: ControllerManager,
+  onChange: (revision: V1ControllerRevision) => void,
+) {
+  const informer = manager.informer<V1ControllerRevision>(
+    "controllerrevisions",
+    "/apis/apps/v1/controllerrevisions",
+    () => manager.apps.listControllerRevisionForAllNamespaces(),
+  );
+  informer.informer.on("add", onChange);
+  informer.informer.on("update", onChange);
+  const revisions: ControllerRevisions = {
+    get: (namespace, name) => informer.informer.get(name, namespace),
+    list: (namespace) => informer.informer.list(namespace),
+  };
+  return {
+    informer,
+    revisions,
+    probe: () => manager.apps.listControllerRevisionForAllNamespaces({ limit: 1 }),
+  };
+}

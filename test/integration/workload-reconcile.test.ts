@@ -1,0 +1,90 @@
+import type { V1StatefulSet } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool, type Pool } from "../../src/db/pool.js";
+import { reconcileWorkload } from "../../src/operator/controllers/workload-rollout-controller.js";
+import type { WorkloadSource } from "../../src/operator/controllers/workload-sources.js";
+import { ProgressClock } from "../../src/operator/rollouts/progress-deadline.js";
+import { noRouting } from "../../src/operator/rollouts/rollout-url.js";
+import { statefulSetProgress } from "../../src/operator/rollouts/statefulset-phase.js";
+import { ensureNamespaceProject, type ProjectRow } from "../../src/projects/store.js";
+import { createTestDatabase, type TestDatabase } from "../support/database.js";
+
+// The StatefulSet/DaemonSet reconcile against a real database, its clock in the test's hands: a
+// rollout that stops moving is looked at again when its deadline would pass, and fails then.
+
+let database: TestDatabase;
+let pool: Pool;
+let project: ProjectRow;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  pool = createPool(database.url, 2);
+  project = await ensureNamespaceProject(pool, { name: "infra", displayName: "Infra", repoUrl: null });
+});
+afterAll(async () => {
+  await pool.end();
+  await database.drop();
+});
+
+const stuck = (uid: string, annotations: Record<string, string> = {}): V1StatefulSet => ({
+  metadata: { name: "db", namespace: "infra", uid, generation: 1, annotations },
+  spec: { replicas: 2, serviceName: "db", selector: {}, template: {} },
+  status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0 },
+});
+
+function deps(workload: V1StatefulSet, now: { at: Date }) {
+  const source: WorkloadSource<V1StatefulSet> = {
+    kind: "StatefulSet",
+    path: "/apis/apps/v1/statefulsets",
+    list: async () => ({ items: [] }),
+    revision: () => "1",
+    progress: statefulSetProgress,
+    startedAt: () => undefined,
+  };
+  return {
+    pool,
+    source,
+    get: () => workload,
+    isSelected: () => true,
+    projectFor: async () => project,
+    routing: noRouting,
+    clock: new ProgressClock(),
+    recorded: new Map<string, string>(),
+    now: () => now.at,
+  };
+}
+
+const statuses = async (uid: string) =>
+  (await pool.query("SELECT status, error_message FROM deployments WHERE source_uid = $1", [uid])).rows;
+
+describe("reconcileWorkload and the progress deadline", () => {
+  it("asks to look again when the deadline would pass, then fails the rollout that did not move", async () => {
+    const now = { at: new Date("2026-11-27T12:00:00Z") };
+    const d = deps(stuck("uid-stuck", { "webhook-operator.io/progress-deadline-seconds": "30" }), now);
+    expect(await reconcileWorkload(d, "infra/db")).toEqual({ requeueAfterMs: 30_100 });
+    expect(await statuses("uid-stuck")).toEqual([{ status: "pending", error_message: null }]);
+    now.at = new Date("2026-11-27T12:00:20Z");
+    expect(await reconcileWorkload(d, "infra/db")).toEqual({ requeueAfterMs: 10_100 });
+    now.at = new Date("2026-11-27T12:00:30Z");
+    expect(await reconcileWorkload(d, "infra/db")).toBeUndefined();
+    expect(await statuses("uid-stuck")).toEqual([
+      {
+        status: "failed",
+        error_message:
+          'StatefulSet "db" made no progress for 30 seconds (its progress deadline, ' +
+          "webhook-operator.io/progress-deadline-seconds): 1 of 2 pods updated, 0 of 2 available.",
+      },
+    ]);
+  });
+
+  it("has no deadline for an OnDelete rollout without the annotation", async () => {
+    const now = { at: new Date("2026-11-27T12:00:00Z") };
+    const workload = stuck("uid-manual");
+    workload.spec = { ...workload.spec, updateStrategy: { type: "OnDelete" } } as V1StatefulSet["spec"];
+    const d = deps(workload, now);
+    expect(await reconcileWorkload(d, "infra/db")).toBeUndefined();
+    now.at = new Date("2026-11-28T12:00:00Z");
+    expect(await reconcileWorkload(d, "infra/db")).toBeUndefined();
+    expect(await statuses("uid-manual")).toEqual([{ status: "pending", error_message: null }]);
+  });
+});
