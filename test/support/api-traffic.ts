@@ -147,7 +147,9 @@ export async function startApiTraffic(
         const all = await lines();
         const stopped = all.find((line) => line.stopped);
         if (!stopped) return undefined;
-        const failures = all.filter((line) => line.failed).map((line) => JSON.stringify(line));
+        const failures = all
+          .filter((line) => typeof line.failed === "string")
+          .map((line) => JSON.stringify(line));
         return { totals: stopped as unknown as ApiTotals, failures };
       });
     },
