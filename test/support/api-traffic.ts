@@ -10,10 +10,10 @@ import { until } from "./node-cluster.js";
 const script = `
 const base = process.env.API_URL, key = process.env.API_KEY, slug = process.env.PROJECT;
 const headers = { authorization: "Bearer " + key, "content-type": "application/json", connection: "close" };
-const totals = { calls: 0, refusedThenRetried: 0, failed: 0, created: 0, deleted: 0 };
+const totals = { calls: 0, refused: 0, connectTimeouts: 0, failed: 0, created: 0, deleted: 0 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-// A refused connection never reached a server (a replica that stopped listening, before the Service
-// forgets it): trying again is what any client does, and cannot do anything twice.
+// A connection refused or never established (a replica that stopped listening or is gone, before the
+// Service forgets it) carried no request: trying again is what any client does, and does nothing twice.
 async function call(method, path, body, expected) {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -28,7 +28,8 @@ async function call(method, path, body, expected) {
       return text ? JSON.parse(text) : null;
     } catch (error) {
       const code = error.cause?.code ?? error.code;
-      if (code === "ECONNREFUSED" && attempt < 20) { totals.refusedThenRetried++; await sleep(100); continue; }
+      if (code === "ECONNREFUSED" && attempt < 20) { totals.refused++; await sleep(100); continue; }
+      if (code === "UND_ERR_CONNECT_TIMEOUT" && attempt < 20) { totals.connectTimeouts++; continue; }
       totals.calls++; totals.failed++;
       console.log(JSON.stringify({ failed: method + " " + path, error: String(error.cause ?? error) }));
       return undefined;
@@ -61,7 +62,10 @@ await sleep(3_600_000);
 
 export interface ApiTotals {
   calls: number;
-  refusedThenRetried: number;
+  /** Connections refused, then tried again. */
+  refused: number;
+  /** Connections not established within undici's 10 s, then tried again. */
+  connectTimeouts: number;
   failed: number;
   created: number;
   deleted: number;
@@ -77,7 +81,11 @@ export async function startApiTraffic(
     project: string;
     hookUrl: string;
   },
-): Promise<{ stop(): Promise<{ totals: ApiTotals; failures: string[] }> }> {
+): Promise<{
+  /** The totals of the last round so far. */
+  totals(): Promise<ApiTotals>;
+  stop(): Promise<{ totals: ApiTotals; failures: string[] }>;
+}> {
   const { namespace, operatorNamespace, fullname } = options;
   await cluster.kubectl(["create", "namespace", namespace]);
   // The key is copied into the client's namespace: a pod reads Secrets of its own namespace only.
@@ -141,6 +149,12 @@ export async function startApiTraffic(
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   return {
+    async totals() {
+      return until("a round of API calls", async () => {
+        const last = (await lines()).findLast((line) => typeof line.round === "number");
+        return last as unknown as ApiTotals | undefined;
+      });
+    },
     async stop() {
       await cluster.kubectl(["-n", namespace, "exec", "api-client", "--", "touch", "/tmp/stop"]);
       return until("the API client's last round and totals", async () => {
