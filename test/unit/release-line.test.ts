@@ -43,6 +43,20 @@ describe("the release line", () => {
     }
   });
 
+  it("runs the previous release's chart on the Postgres image this version's chart runs (the node suite imports only that one)", () => {
+    const postgres = (values: string) => /^postgres:[\s\S]*?^ {4}tag: "?([^"\n]+)"?$/m.exec(values)?.[1];
+    const before = execFileSync(
+      "git",
+      ["show", `${releases[0]?.commit}:charts/webhook-operator/values.yaml`],
+      {
+        cwd: repoRoot,
+        encoding: "utf8",
+      },
+    );
+    expect(postgres(before)).toBeDefined();
+    expect(postgres(before)).toBe(postgres(read("charts/webhook-operator/values.yaml")));
+  });
+
   it("names releases that are commits of this repository's history, before HEAD", () => {
     for (const { commit } of releases) {
       const ancestor = spawnSync("git", ["merge-base", "--is-ancestor", commit, "HEAD"], { cwd: repoRoot });
