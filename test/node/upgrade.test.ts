@@ -7,7 +7,12 @@ import { type ChartRelease, chartRelease } from "../support/chart-release.js";
 import { type Cluster, useCluster } from "../support/cluster.js";
 import { chartDir } from "../support/monitoring-files.js";
 import { podsOf, receiverDeliveries, until } from "../support/node-cluster.js";
-import { declareWebhook, deploymentBurst, deployReceiver } from "../support/node-workloads.js";
+import {
+  declareWebhook,
+  deliveredRollouts as deliveredBy,
+  deploymentBurst,
+  deployReceiver,
+} from "../support/node-workloads.js";
 import { errorLines, followPodLogs, type PodLog } from "../support/pod-logs.js";
 import {
   buildPreviousRelease,
@@ -59,28 +64,7 @@ async function useCrd(dir: string) {
 }
 
 /** Waits for created, ready and succeeded of every commit, then until nothing more arrives for 10 s. */
-async function deliveredRollouts(commits: string[]): Promise<LoggedDelivery[]> {
-  const wanted = commits.flatMap((commit) => events.map((event) => `${commit} ${event}`));
-  await until(
-    `${wanted.length} deliveries`,
-    async () => {
-      const seen = new Set(
-        (await receiverDeliveries(cluster, receiver)).map(
-          (d) => `${eventOf(d).payload.commit_sha} ${d.event}`,
-        ),
-      );
-      return wanted.every((key) => seen.has(key)) ? true : undefined;
-    },
-    600_000,
-  );
-  let count = -1;
-  let steadySince = Date.now();
-  return until("the receiver's log to settle", async () => {
-    const all = await receiverDeliveries(cluster, receiver);
-    if (all.length !== count) [count, steadySince] = [all.length, Date.now()];
-    return Date.now() - steadySince >= 10_000 ? all : undefined;
-  });
-}
+const deliveredRollouts = (commits: string[]) => deliveredBy(cluster, receiver, commits, events);
 
 /** The migration rows of docs/upgrading.md that name this version. */
 function documentedMigrations(): string[] {
