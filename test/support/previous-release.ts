@@ -80,7 +80,7 @@ export async function buildPreviousRelease(
     await step(
       "reading the release's tree",
       "bash",
-      ["-c", `git archive ${commit} | tar -x -C "${tree}"`],
+      ["-c", `set -o pipefail; git archive ${commit} | tar -x -C "${tree}"`],
       repoRoot,
     );
     await step("npm ci of the release", "npm", ["ci", "--no-audit", "--no-fund"], tree);
