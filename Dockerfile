@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # webhook-operator image: `npm run image` (scripts/image/build.sh), or by hand with either engine:
-#   docker build -t webhook-operator:0.1.0 .        podman build -t webhook-operator:0.1.0 .
+#   docker build -t webhook-operator:0.2.0 .        podman build -t webhook-operator:0.2.0 .
 #
 # Three stages: build compiles TypeScript with every dependency; prod-deps installs the production
 # dependencies alone; the runtime image gets those and the compiled output, runs as a non-root user and

@@ -14,7 +14,7 @@
 #           differs, if anything does.
 #   import  loads image archives (docker-archive or OCI) into the node's containerd: there is no
 #           registry, so pods use imagePullPolicy IfNotPresent or Never.
-#   tag     gives an image of the node another name (webhook-operator:0.1.0 webhook-operator:next).
+#   tag     gives an image of the node another name (webhook-operator:0.2.0 webhook-operator:next).
 #   check   compares the machine with host-before.txt (what stop does last).
 #
 # Addresses stay on this machine: the pod range lives on its bridge and in network namespaces, nothing

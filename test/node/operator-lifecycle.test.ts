@@ -7,6 +7,7 @@ import { chartDir } from "../support/monitoring-files.js";
 import { podsOf, receiverDeliveries, until } from "../support/node-cluster.js";
 import {
   declareWebhook,
+  deliveredRollouts as deliveredBy,
   deploymentBurst,
   deployReceiver,
   leaseHolder,
@@ -37,28 +38,7 @@ let lease = "";
 const operatorPods = () => podsOf(cluster, namespace, "app.kubernetes.io/component=operator");
 
 /** Waits for created, ready and succeeded of every commit, then until nothing more arrives for 10 s. */
-async function deliveredRollouts(commits: string[]): Promise<LoggedDelivery[]> {
-  const wanted = commits.flatMap((commit) => events.map((event) => `${commit} ${event}`));
-  await until(
-    `${wanted.length} deliveries`,
-    async () => {
-      const seen = new Set(
-        (await receiverDeliveries(cluster, receiver)).map(
-          (d) => `${eventOf(d).payload.commit_sha} ${d.event}`,
-        ),
-      );
-      return wanted.every((key) => seen.has(key)) ? true : undefined;
-    },
-    600_000,
-  );
-  let count = -1;
-  let steadySince = Date.now();
-  return until("the receiver's log to settle", async () => {
-    const all = await receiverDeliveries(cluster, receiver);
-    if (all.length !== count) [count, steadySince] = [all.length, Date.now()];
-    return Date.now() - steadySince >= 10_000 ? all : undefined;
-  });
-}
+const deliveredRollouts = (commits: string[]) => deliveredBy(cluster, receiver, commits, events);
 
 function expectEachOnceSigned(all: LoggedDelivery[], commits: string[]) {
   const ofBurst = all.filter((d) => commits.includes(eventOf(d).payload.commit_sha ?? ""));

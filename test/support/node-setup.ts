@@ -5,6 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { TestProject } from "vitest/node";
 import { buildImages } from "./images.js";
+import { buildPreviousRelease } from "./previous-release.js";
 import { repoRoot } from "./tools.js";
 
 const run = promisify(execFile);
@@ -41,7 +42,11 @@ export default async function setup(project: TestProject) {
   // The images are built while the control plane starts (minutes each on a first run), and before the
   // node records the machine: a build's mounts and cgroups would otherwise be in the record.
   const [images] = await Promise.all([
-    buildImages(path.join(repoRoot, ".cache/node-images")),
+    // And the previous release's, for upgrade.test.ts (built once per machine, then cached).
+    buildImages(path.join(repoRoot, ".cache/node-images")).then(async (images) => ({
+      ...images,
+      archives: [...images.archives, (await buildPreviousRelease()).imageArchive],
+    })),
     step("starting the control plane", script("start.sh"), [
       dir,
       "etcd",

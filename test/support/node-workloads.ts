@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Cluster } from "./cluster.js";
-import { until } from "./node-cluster.js";
+import { receiverDeliveries, until } from "./node-cluster.js";
+import { eventOf, type LoggedDelivery } from "./receiver-log.js";
 import { repoRoot } from "./tools.js";
 
 // Workloads of the node suite made from manifests/examples: a receiver pod in a namespace of the test's
@@ -115,5 +116,37 @@ export async function leaseHolder(cluster: Cluster, namespace: string, name: str
       .kubectl(["-n", namespace, "get", "lease", name, "-o", "jsonpath={.spec.holderIdentity}"])
       .catch(() => "");
     return holder.trim() || undefined;
+  });
+}
+
+/**
+ * Waits until the receiver of `receiver` logged each of `events` for every commit, then until nothing
+ * more arrives for 10 s (so that a delivery sent twice would be there), and returns its whole log.
+ */
+export async function deliveredRollouts(
+  cluster: Cluster,
+  receiver: string,
+  commits: string[],
+  events: string[],
+): Promise<LoggedDelivery[]> {
+  const wanted = commits.flatMap((commit) => events.map((event) => `${commit} ${event}`));
+  await until(
+    `${wanted.length} deliveries`,
+    async () => {
+      const seen = new Set(
+        (await receiverDeliveries(cluster, receiver)).map(
+          (d) => `${eventOf(d).payload.commit_sha} ${d.event}`,
+        ),
+      );
+      return wanted.every((key) => seen.has(key)) ? true : undefined;
+    },
+    600_000,
+  );
+  let count = -1;
+  let steadySince = Date.now();
+  return until("the receiver's log to settle", async () => {
+    const all = await receiverDeliveries(cluster, receiver);
+    if (all.length !== count) [count, steadySince] = [all.length, Date.now()];
+    return Date.now() - steadySince >= 10_000 ? all : undefined;
   });
 }

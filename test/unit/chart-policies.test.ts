@@ -28,7 +28,7 @@ const images = (objects: KubeObject[]) =>
 
 describe.skipIf(!helm.path)(needing("chart policies", helm), { timeout: 60_000 }, () => {
   it("pulls images as repository@digest when a digest is given, else by the pinned tags", () => {
-    expect(new Set(images(render()))).toEqual(new Set(["webhook-operator:0.1.0", "postgres:18.4-bookworm"]));
+    expect(new Set(images(render()))).toEqual(new Set(["webhook-operator:0.2.0", "postgres:18.4-bookworm"]));
     const pinned = render({ "image.digest": digest, "postgres.image.digest": digest });
     expect(new Set(images(pinned))).toEqual(new Set([`webhook-operator@${digest}`, `postgres@${digest}`]));
     const refused = templateChart(helm.path as string, { set: { "image.digest": "latest" } });

@@ -28,6 +28,18 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
       expect(only(dashboard, "ConfigMap").metadata.namespace).toBe(releaseNamespace);
     });
 
+    it("keeps a stopping replica serving shutdownDelaySeconds before SIGTERM, within the grace period", () => {
+      const operator = (objects: KubeObject[]) => {
+        const pod = only(objects, "Deployment").spec.template.spec;
+        return { grace: pod.terminationGracePeriodSeconds, lifecycle: pod.containers[0].lifecycle };
+      };
+      expect(operator(render())).toEqual({
+        grace: 55,
+        lifecycle: { preStop: { exec: { command: ["sleep", "5"] } } },
+      });
+      expect(operator(render({ shutdownDelaySeconds: "0" })).lifecycle).toBeUndefined();
+    });
+
     it("leaves out the alerts named in prometheusRule.disabledAlerts", () => {
       const alerts = (objects: KubeObject[]) =>
         only(objects, "PrometheusRule").spec.groups.flatMap((g: KubeObject) =>
@@ -144,6 +156,10 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
     it("keeps the shutdown timeout inside the termination grace period", () => {
       expect(failure({ "config.shutdownTimeoutMs": "50000" })).toContain(
         "must be below terminationGracePeriodSeconds",
+      );
+      // The preStop delay counts in the grace period too.
+      expect(failure({ shutdownDelaySeconds: "10" })).toContain(
+        "config.shutdownTimeoutMs (46000 ms) plus shutdownDelaySeconds (10 s) must be below terminationGracePeriodSeconds (55 s)",
       );
     });
   });

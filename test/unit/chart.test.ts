@@ -92,7 +92,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       const { deployment, pod, container } = rendered();
       expect(deployment.spec.replicas).toBe(2);
       expect(container.args).toEqual(["serve"]);
-      expect(container.image).toBe("webhook-operator:0.1.0");
+      expect(container.image).toBe("webhook-operator:0.2.0");
       expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxUnavailable: 0, maxSurge: 1 });
       expect(pod.serviceAccountName).toBe(name);
       expect(pod.automountServiceAccountToken).toBe(true);

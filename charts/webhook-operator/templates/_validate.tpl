@@ -12,7 +12,7 @@ deployment.yaml, so `helm install`, `helm upgrade` and `helm template` stop here
 {{- if and (not .Values.serviceAccount.create) (not .Values.serviceAccount.name) }}
 {{- fail "\n\nserviceAccount.create is false, so serviceAccount.name must name an existing ServiceAccount." }}
 {{- end }}
-{{- if ge (int64 .Values.config.shutdownTimeoutMs) (mul (int64 .Values.terminationGracePeriodSeconds) 1000) }}
-{{- fail (printf "\n\nconfig.shutdownTimeoutMs (%v ms) must be below terminationGracePeriodSeconds (%v s), or Kubernetes kills replicas before in-flight deliveries finish." (int64 .Values.config.shutdownTimeoutMs) (int64 .Values.terminationGracePeriodSeconds)) }}
+{{- if ge (add (int64 .Values.config.shutdownTimeoutMs) (mul (int64 .Values.shutdownDelaySeconds) 1000)) (mul (int64 .Values.terminationGracePeriodSeconds) 1000) }}
+{{- fail (printf "\n\nconfig.shutdownTimeoutMs (%v ms) plus shutdownDelaySeconds (%v s) must be below terminationGracePeriodSeconds (%v s), or Kubernetes kills replicas before in-flight deliveries finish." (int64 .Values.config.shutdownTimeoutMs) (int64 .Values.shutdownDelaySeconds) (int64 .Values.terminationGracePeriodSeconds)) }}
 {{- end }}
 {{- end }}

@@ -1,0 +1,226 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { type ApiTotals, startApiTraffic } from "../support/api-traffic.js";
+import { type ChartRelease, chartRelease } from "../support/chart-release.js";
+import { type Cluster, useCluster } from "../support/cluster.js";
+import { chartDir } from "../support/monitoring-files.js";
+import { podsOf, receiverDeliveries, until } from "../support/node-cluster.js";
+import {
+  declareWebhook,
+  deliveredRollouts as deliveredBy,
+  deploymentBurst,
+  deployReceiver,
+} from "../support/node-workloads.js";
+import { errorLines, followPodLogs, type PodLog } from "../support/pod-logs.js";
+import {
+  buildPreviousRelease,
+  type PreviousRelease,
+  previousReleaseOf,
+} from "../support/previous-release.js";
+import { eventOf, type LoggedDelivery, signedWith } from "../support/receiver-log.js";
+import { repoRoot } from "../support/tools.js";
+
+// An upgrade as a user makes it (docs/upgrading.md): the previous release (releases.json) installed
+// from its own chart and image, a Webhook delivering a burst of rollouts and a client calling the API,
+// then, while both run, the new CRD applied and `helm upgrade` to the code under test. Nothing may be
+// lost or sent twice, no API call may fail, no replica of either version may log an error while they
+// run side by side, and the migrations the new replicas ran must be the ones docs/upgrading.md lists
+// for this version, each declared safe for the version before.
+
+const namespace = "wo-upgrade";
+const receiver = "wo-upgrade-receiver";
+const project = "wo-upgrade-apps";
+const client = "wo-upgrade-client";
+const events = ["deployment.created", "deployment.ready", "deployment.succeeded"];
+const burstSize = 20;
+const { version } = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as {
+  version: string;
+};
+const destinations = `config.delivery.allowedDestinations={.${receiver}.svc.cluster.local}`;
+
+let cluster: Cluster;
+let chart: ChartRelease;
+let previous: PreviousRelease;
+
+/**
+ * Replaces the cluster's Webhook CRD with `dir`'s, whole (an earlier file of the suite left this
+ * version's): a CRD is replaced only at the resourceVersion it has.
+ */
+async function useCrd(dir: string) {
+  const crd = parse(readFileSync(path.join(dir, "crds/webhooks.webhook-operator.io.yaml"), "utf8"));
+  const resourceVersion = (
+    await cluster
+      .kubectl(["get", "crd", crd.metadata.name, "-o", "jsonpath={.metadata.resourceVersion}"])
+      .catch(() => "")
+  ).trim();
+  if (!resourceVersion) await cluster.kubectl(["create", "-f", "-"], JSON.stringify(crd));
+  else
+    await cluster.kubectl(
+      ["replace", "-f", "-"],
+      JSON.stringify({ ...crd, metadata: { ...crd.metadata, resourceVersion } }),
+    );
+}
+
+/** Waits for created, ready and succeeded of every commit, then until nothing more arrives for 10 s. */
+const deliveredRollouts = (commits: string[]) => deliveredBy(cluster, receiver, commits, events);
+
+/** The migration rows of docs/upgrading.md that name this version. */
+function documentedMigrations(): string[] {
+  const doc = readFileSync(path.join(repoRoot, "docs/upgrading.md"), "utf8");
+  return [...doc.matchAll(/^\| `(\d+_\w+)` \| ([^|]+) \| yes, because /gm)]
+    .filter((match) => match[2]?.trim() === version)
+    .map((match) => match[1] ?? "");
+}
+
+beforeAll(async () => {
+  cluster = useCluster();
+  // Built (or found in the cache) and imported into the node by test/support/node-setup.ts.
+  previous = await buildPreviousRelease();
+  chart = chartRelease(cluster, "webhook-operator", namespace);
+  await useCrd(previous.chartDir);
+  await chart.helm([
+    "install",
+    chart.release,
+    previous.chartDir,
+    "--create-namespace",
+    "--wait",
+    "--timeout",
+    "10m",
+    "--set",
+    destinations,
+  ]);
+  await deployReceiver(cluster, receiver);
+  await declareWebhook(cluster, project, receiver);
+});
+
+afterAll(async () => {
+  await useCrd(chartDir).catch(() => {});
+  await cluster
+    .kubectl(["delete", "wh", "--all", "-n", project, "--wait=true", "--timeout=120s"])
+    .catch(() => {});
+  await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
+  await cluster
+    .kubectl(["delete", "namespace", namespace, project, receiver, client, "--timeout=300s"])
+    .catch(() => {});
+});
+
+describe(`an upgrade from the previous release to ${version} under traffic`, () => {
+  let logs: PodLog[] = [];
+  let api: { totals: ApiTotals; failures: string[] };
+  let atUpgrade: ApiTotals;
+  let delivered: LoggedDelivery[] = [];
+  let following: ReturnType<typeof followPodLogs>;
+  let traffic: Awaited<ReturnType<typeof startApiTraffic>>;
+  const commits = Array.from({ length: burstSize }, (_, i) => `upgrade-${i}`);
+  const operatorPods = () => podsOf(cluster, namespace, "app.kubernetes.io/component=operator");
+
+  const before = previousReleaseOf();
+  it(`runs the previous release (${before.version}, ${before.commit.slice(0, 7)}) from its own image`, async () => {
+    const pods = await operatorPods();
+    expect(pods.filter((pod) => pod.ready)).toHaveLength(2);
+    expect(pods.map((pod) => pod.spec.containers[0]?.image)).toEqual(
+      pods.map(() => `webhook-operator:${previous.version}`),
+    );
+  });
+
+  it("upgrades with `helm upgrade` in the middle of a burst of rollouts and API calls", async () => {
+    following = followPodLogs(cluster, namespace, "app.kubernetes.io/component=operator", "operator");
+    traffic = await startApiTraffic(cluster, {
+      namespace: client,
+      operatorNamespace: namespace,
+      fullname: chart.fullname,
+      project,
+      hookUrl: `http://webhook-receiver.${receiver}.svc.cluster.local:8080/unused`,
+    });
+    await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "upgrade", burstSize));
+    await until("the burst's first deliveries, by the previous release", async () =>
+      (await receiverDeliveries(cluster, receiver)).length >= 5 ? true : undefined,
+    );
+    const started = Date.now();
+    // docs/upgrading.md, How to upgrade: the CRD first, then the chart.
+    await cluster.kubectl(["apply", "--server-side", "--force-conflicts", "-f", path.join(chartDir, "crds")]);
+    await chart.helm([
+      "upgrade",
+      chart.release,
+      chartDir,
+      "--set",
+      destinations,
+      "--wait",
+      "--timeout",
+      "10m",
+    ]);
+    console.log(
+      `helm upgrade from ${previous.version} to ${version}: ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+    delivered = await deliveredRollouts(commits);
+    atUpgrade = await traffic.totals();
+    console.log(`API calls until the upgrade was done: ${JSON.stringify(atUpgrade)}`);
+    const pods = await operatorPods();
+    expect(pods.map((pod) => pod.spec.containers[0]?.image)).toEqual(
+      pods.map(() => `webhook-operator:${version}`),
+    );
+  });
+
+  it("delivered every event of the burst once, signed, across both versions", () => {
+    const ofBurst = delivered.filter((d) => commits.includes(eventOf(d).payload.commit_sha ?? ""));
+    const perEvent = new Map<string, number>();
+    for (const delivery of ofBurst)
+      perEvent.set(eventOf(delivery).id, (perEvent.get(eventOf(delivery).id) ?? 0) + 1);
+    expect(
+      [...perEvent.values()].filter((n) => n > 1),
+      "events delivered more than once",
+    ).toEqual([]);
+    expect(ofBurst).toHaveLength(commits.length * events.length);
+    for (const delivery of ofBurst) expect(signedWith("demo-signing-secret-change-me", delivery)).toBe(true);
+  });
+
+  // The previous release's replicas stop listening at SIGTERM while the Service may still send them a
+  // connection: refused, or (once the pod is gone) never answered, and the client tries again. This
+  // version's replicas keep serving through shutdownDelaySeconds first, so restarting them costs none.
+  it("leaves no API call to retry when this version's replicas restart (`kubectl rollout restart`)", async () => {
+    await cluster.kubectl(["-n", namespace, "rollout", "restart", `deployment/${chart.fullname}`]);
+    await cluster.kubectl([
+      "-n",
+      namespace,
+      "rollout",
+      "status",
+      `deployment/${chart.fullname}`,
+      "--timeout=300s",
+    ]);
+    const restarted = await traffic.totals();
+    await until("twenty more API calls", async () =>
+      (await traffic.totals()).calls >= restarted.calls + 20 ? true : undefined,
+    );
+    api = await traffic.stop();
+    logs = await following.stop();
+    console.log(`API calls in all: ${JSON.stringify(api.totals)}`);
+    expect({
+      refused: api.totals.refused - atUpgrade.refused,
+      connectTimeouts: api.totals.connectTimeouts - atUpgrade.connectTimeouts,
+    }).toEqual({ refused: 0, connectTimeouts: 0 });
+  });
+
+  it("answered every API call, none with an error, through the upgrade and the restart", () => {
+    expect(api.failures).toEqual([]);
+    expect(api.totals.failed).toBe(0);
+    expect(api.totals.calls).toBeGreaterThan(atUpgrade.calls);
+    expect(api.totals.deleted).toBe(api.totals.created);
+  });
+
+  it("logged no error in any replica of either version", () => {
+    const images = new Set(logs.map((log) => log.image));
+    expect(images).toEqual(new Set([`webhook-operator:${previous.version}`, `webhook-operator:${version}`]));
+    for (const log of logs) expect(errorLines(log.text), `${log.pod} (${log.image})`).toEqual([]);
+  });
+
+  it("ran the migrations docs/upgrading.md lists for this version, each safe for the version before", () => {
+    const migrated = logs
+      .filter((log) => log.image === `webhook-operator:${version}`)
+      .flatMap((log) => log.text.split("\n"))
+      .filter((line) => line.includes('"msg":"database migrated"'))
+      .flatMap((line) => (JSON.parse(line) as { migrations: string[] }).migrations);
+    expect(migrated).toEqual(documentedMigrations());
+  });
+});
