@@ -75,6 +75,7 @@ export function addCreateWebhookRoute(
         },
         formatSettings,
         headers: body.headers ?? null,
+        filters: body.filters ?? null,
       });
       if (!row) throw webhookLimitReached(params.project_id, perProjectLimit);
       return { status: 201, body: toWebhookJson(row) };
