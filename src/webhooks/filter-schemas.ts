@@ -26,15 +26,32 @@ const labelValue = (field: string) =>
     error: `${field} must be empty or 1–${filterLimits.labelNameLength} letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
   });
 
+// Keys are checked after the record (a key schema's own message would be replaced by the record's).
 const matchLabels = z
-  .record(labelKey(`${where}.match_labels key`), labelValue(`${where}.match_labels value`), {
+  .record(z.string(), labelValue(`${where}.match_labels value`), {
     error: `${where}.match_labels must be an object {"label": "value"}`,
   })
-  .refine((labels) => Object.keys(labels).length >= 1, `${where}.match_labels must name at least one label`)
-  .refine(
-    (labels) => Object.keys(labels).length <= filterLimits.matchLabels,
-    `${where}.match_labels must name at most ${filterLimits.matchLabels} labels`,
-  )
+  .superRefine((labels, ctx) => {
+    const keys = Object.keys(labels);
+    if (keys.length === 0)
+      ctx.addIssue({ code: "custom", message: `${where}.match_labels must name at least one label` });
+    if (keys.length > filterLimits.matchLabels) {
+      ctx.addIssue({
+        code: "custom",
+        message: `${where}.match_labels must name at most ${filterLimits.matchLabels} labels`,
+      });
+      return;
+    }
+    for (const key of keys) {
+      const problem = labelKeyProblem(key);
+      if (problem)
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: `${where}.match_labels key ${quoted(key)} is not a label key: ${problem}`,
+        });
+    }
+  })
   .openapi({ example: { app: "payments" } });
 
 const expression = z

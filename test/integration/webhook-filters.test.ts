@@ -91,7 +91,7 @@ describe("filters through the API", () => {
   });
 
   const long = "x".repeat(300);
-  it.each([
+  const refusals: [unknown, string, string][] = [
     [{}, "body.filters", "filters must have label_selector, environments or kinds"],
     [[], "body.filters", "filters must be an object"],
     [{ colour: ["red"] }, "body.filters", "colour"],
@@ -172,26 +172,30 @@ describe("filters through the API", () => {
       "body.filters.label_selector.match_expressions",
       "at most 20 requirements",
     ],
-  ])("refuses %j with a 400 at %s and writes nothing", async (filters, path, message) => {
-    const count = async () =>
-      (await service.pool.query("SELECT count(*)::int AS n FROM webhooks")).rows[0].n as number;
-    const before = await count();
-    const response = await service.api("POST", webhooksPath(), { body: { ...base(), filters } });
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("validation_error");
-    const detail = (response.body.error.details as { path: string; message: string }[]).find((d) =>
-      d.path.startsWith(path),
-    );
-    expect(detail?.message ?? response.body.error.message).toContain(message);
-    expect(response.body.error.message.length).toBeLessThan(1000);
-    expect(await count()).toBe(before);
-    // The same refusal on update, and the stored webhook unchanged.
-    const stored = await createWebhook(service, projectId, base());
-    const update = await service.api("PUT", `${webhooksPath()}/${stored.id}`, { body: { filters } });
-    expect(update.status).toBe(400);
-    expect((await service.api("GET", `${webhooksPath()}/${stored.id}`)).body).toEqual(stored);
-    await service.api("DELETE", `${webhooksPath()}/${stored.id}`);
-  });
+  ];
+  it.each(refusals.map(([filters, path, message]) => ({ filters, path, message })))(
+    "refuses filters at $path ($message) with a 400 and writes nothing",
+    async ({ filters, path, message }) => {
+      const count = async () =>
+        (await service.pool.query("SELECT count(*)::int AS n FROM webhooks")).rows[0].n as number;
+      const before = await count();
+      const response = await service.api("POST", webhooksPath(), { body: { ...base(), filters } });
+      expect(response.status).toBe(400);
+      expect(response.body.error.code).toBe("validation_failed");
+      const detail = (response.body.error.details as { path: string; message: string }[]).find((d) =>
+        d.path.startsWith(path),
+      );
+      expect(detail?.message ?? response.body.error.message).toContain(message);
+      expect(response.body.error.message.length).toBeLessThan(1000);
+      expect(await count()).toBe(before);
+      // The same refusal on update, and the stored webhook unchanged.
+      const stored = await createWebhook(service, projectId, base());
+      const update = await service.api("PUT", `${webhooksPath()}/${stored.id}`, { body: { filters } });
+      expect(update.status).toBe(400);
+      expect((await service.api("GET", `${webhooksPath()}/${stored.id}`)).body).toEqual(stored);
+      await service.api("DELETE", `${webhooksPath()}/${stored.id}`);
+    },
+  );
 });
 
 describe("filters at emit", () => {
