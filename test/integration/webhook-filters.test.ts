@@ -4,6 +4,7 @@ import { type EventToEmit, emitEvents } from "../../src/delivery-engine/emit.js"
 import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { webhookFields } from "../support/spec-fields.js";
 
 // Webhook filters (docs/api.md, Filters): the API keeps and shows them, refuses bad ones with a 400
 // naming the field, and the emit statement creates deliveries only for the webhooks whose filters match
@@ -29,27 +30,7 @@ const webhooksPath = () => `/projects/${projectId}/webhooks`;
 describe("filters through the API", () => {
   it("are kept, shown in one order and removed with null; a webhook without them shows no field", async () => {
     const plain = await createWebhook(service, projectId, base());
-    expect(Object.keys(plain)).toEqual([
-      "id",
-      "project_id",
-      "url",
-      "events",
-      "enabled",
-      "has_secret",
-      "created_at",
-      "updated_at",
-      "managed_by",
-      "retry_policy",
-      "auto_disable",
-      "disabled_reason",
-      "disabled_at",
-      "format",
-      "cloudevents_mode",
-      "template",
-      "template_content_type",
-      "signature_scheme",
-      "header_names",
-    ]);
+    expect(Object.keys(plain)).toEqual(webhookFields);
     const filters = {
       kinds: ["StatefulSet", "Deployment", "Deployment"],
       environments: ["production", "staging"],
