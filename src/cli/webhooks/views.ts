@@ -8,7 +8,7 @@ import type {
 } from "../../client/api-client.js";
 import { eventTypeNames } from "../../event-types.js";
 import { terminalSafe } from "../terminal-text.js";
-import { filtersText } from "./filter-options.js";
+import { filtersLine } from "./filter-options.js";
 import { cell, formatBlock, formatFields, formatTable } from "./output.js";
 
 // How each resource reads in a terminal. Keys are the API's field names, so the text output, --json
@@ -85,7 +85,7 @@ export function webhookFields(webhook: Webhook): string {
   return formatFields([
     ...Object.entries(rest),
     ...formatLines(webhook),
-    ...(webhook.filters ? [["filters", filtersText(webhook.filters)] as [string, unknown]] : []),
+    ...(webhook.filters ? [["filters", filtersLine(webhook.filters)] as [string, unknown]] : []),
     ["managed_by", owner],
     ["retry_policy", retryPolicyText(webhook)],
     ["auto_disable", autoDisableText(webhook)],
