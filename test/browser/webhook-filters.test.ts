@@ -59,6 +59,11 @@ it("adds a webhook with filters, shows them, and removes them when emptied", asy
   expect(await page.getByLabel("Workload labels").inputValue()).toBe(
     "app=payments,tier in (web,api),!canary",
   );
+  if (process.env.FILTERS_SCREENSHOT) {
+    await page.getByRole("group", { name: "Filters" }).screenshot({
+      path: process.env.FILTERS_SCREENSHOT.replace(/\.png$/, "-form.png"),
+    });
+  }
   await page.getByLabel("Workload labels").fill("");
   await page.getByLabel("Environments").fill("");
   await page.getByRole("checkbox", { name: "StatefulSet" }).uncheck();
