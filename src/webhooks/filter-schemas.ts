@@ -148,6 +148,7 @@ const kinds = z
     },
   )
   .min(1, "filters.kinds must name at least one kind; leave it out to match every kind")
+  .max(workloadKinds.length, `filters.kinds must name at most ${workloadKinds.length} kinds`)
   .transform((names) => [...new Set(names)])
   .openapi({ example: ["Deployment"] });
 

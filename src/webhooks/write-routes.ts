@@ -48,7 +48,9 @@ export function addCreateWebhookRoute(
       "a host name is checked when a delivery connects. `format`, `cloudevents_mode`, `template`, " +
       "`template_content_type`, `signature_scheme` and `headers` choose what deliveries look like " +
       "(docs/formats.md); left out, deliveries are today's envelope signed with X-Webhook-Signature. " +
-      "`headers` are write-only: responses list only `header_names`.",
+      "`headers` are write-only: responses list only `header_names`. `filters` narrow the subscribed events " +
+      "to those of matching workloads (labels, environment, kind; docs/api.md, Filters); without them every " +
+      "subscribed event is delivered.",
     params: projectParams,
     body: createWebhookBody,
     responses: {
@@ -100,7 +102,8 @@ export function addUpdateWebhookRoute(
       'Omitted fields keep their values; a `secret` replaces the stored one and `"secret": null` removes ' +
       "it; `{}` is accepted. `updated_at` always moves later. Enabling a webhook clears `disabled_reason` " +
       "and `disabled_at`. `headers` replaces every custom header (null or {} removes them); a format other " +
-      "than template drops the stored template. A webhook declared by a Kubernetes Webhook resource " +
+      "than template drops the stored template. `filters` replaces the filters as a whole and null removes " +
+      "them. A webhook declared by a Kubernetes Webhook resource " +
       "answers 409: change the resource instead.",
     params: webhookParams,
     body: updateWebhookBody,
