@@ -4,6 +4,7 @@ import type { DeploymentEventType } from "../event-types.js";
 import { createEnvelope, type Envelope } from "../formats/envelope.js";
 import { metrics } from "../metrics.js";
 import type { ClaimedDelivery } from "./claim.js";
+import { type EventWorkload, filterSubject, filtersMatch } from "./event-filters.js";
 import {
   type HandOver,
   type HandOverRow,
@@ -30,6 +31,8 @@ export interface EventToEmit {
   eventType: DeploymentEventType;
   projectId: number;
   payload: object;
+  /** The workload the event comes from: what a webhook's kind and label filters match (event-filters.ts). */
+  workload?: EventWorkload;
 }
 
 export interface EmittedEvent {
@@ -46,6 +49,8 @@ export interface EmitParams {
   envelopes: string;
   createdAt: string;
   channel: string;
+  /** A jsonb array: each event's FilterSubject, by position. */
+  subjects: string;
 }
 
 // The events and their rows (the envelopes travel as one text joined by newlines: JSON.stringify never
@@ -53,15 +58,17 @@ export interface EmitParams {
 // parse it back), and the enabled webhooks subscribed to them, locked like a foreign key check would,
 // once per webhook: a webhook deleted meanwhile takes the new rows along when it commits after us, or is
 // skipped if it committed first. `columns` are the webhooks' columns the statement reads beyond these.
+// Each event carries the subject its webhooks' filters are matched against (event-filters.ts).
 const eventsAndSubscribers = (p: EmitParams, columns = "") => `
   given AS (
-    SELECT * FROM unnest(${p.ids}, ${p.projectIds}, ${p.eventTypes}, string_to_array(${p.envelopes}, E'\\n'))
+    SELECT g.*, ${p.subjects} -> (g.position::int - 1) AS subject
+      FROM unnest(${p.ids}, ${p.projectIds}, ${p.eventTypes}, string_to_array(${p.envelopes}, E'\\n'))
              WITH ORDINALITY AS g (id, project_id, event_type, envelope, position)
   ), new_events AS (
     INSERT INTO events (id, project_id, event_type, envelope, created_at)
     SELECT id, project_id, event_type, envelope, ${p.createdAt} FROM given
   ), subscribed AS (
-    SELECT w.id, w.project_id, w.events${columns} FROM webhooks w
+    SELECT w.id, w.project_id, w.events, w.filters${columns} FROM webhooks w
      WHERE w.project_id = ANY (${p.projectIds}) AND w.enabled AND w.events && ${p.eventTypes}
        FOR KEY SHARE
   )`;
@@ -96,6 +103,10 @@ export async function emitEvents(
     envelopes: params.add(emitted.map((e) => e.body).join("\n"), "text"),
     createdAt: params.add(now, "timestamptz"),
     channel: params.add(deliveriesChannel, "text"),
+    subjects: params.add(
+      JSON.stringify(events.map((event) => filterSubject(event.payload, event.workload))),
+      "jsonb",
+    ),
   };
   const handing = events.length <= handOverMaxEvents ? handOver : undefined;
   // Prepared (parsed and planned once per connection, then reused): planning it on every call was
@@ -120,6 +131,7 @@ export async function emitEvents(
        SELECT w.id, g.id, g.event_type
          FROM given g
          JOIN subscribed w ON w.project_id = g.project_id AND g.event_type = ANY (w.events)
+                          AND ${filtersMatch("w", "g")}
         ORDER BY g.position, w.id
        RETURNING id
      )

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ClaimedDelivery } from "./claim.js";
 import { type DeliveryShape, deliveryShapeSql } from "./delivery-shape.js";
+import { filtersMatch } from "./event-filters.js";
 import type { StatementParams } from "./statement-params.js";
 
 // The emit statement's variant that hands deliveries to the emitting process's own worker (emit.ts):
@@ -70,13 +71,16 @@ export function handOverStatement(params: StatementParams, handOver: HandOver, c
     SELECT w.id AS webhook_id, g.id AS event_id, g.event_type, g.position
       FROM given g
      CROSS JOIN LATERAL (
-       SELECT s.id FROM subscribed s WHERE s.project_id = g.project_id AND g.event_type = ANY (s.events) OFFSET 0
+       SELECT s.id FROM subscribed s
+        WHERE s.project_id = g.project_id AND g.event_type = ANY (s.events) AND ${filtersMatch("s", "g")} OFFSET 0
      ) w
   ), lease AS (
     SELECT COALESCE(sum(p.n) <= ${limit} AND bool_and(p.n = 0 OR COALESCE(
              (${allowances})[array_position(${allowanceIds}, p.webhook_id)], ${defaultAllowance}) >= p.n), false) AS leased
       FROM (SELECT s.id AS webhook_id,
-                   (SELECT count(*) FROM given g WHERE g.project_id = s.project_id AND g.event_type = ANY (s.events)) AS n
+                   (SELECT count(*) FROM given g
+                     WHERE g.project_id = s.project_id AND g.event_type = ANY (s.events)
+                       AND ${filtersMatch("s", "g")}) AS n
               FROM subscribed s OFFSET 0) p
   ), queued AS (
     INSERT INTO deliveries (webhook_id, event_id, event_type, state, locked_by, locked_until)

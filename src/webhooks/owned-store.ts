@@ -1,10 +1,13 @@
 import type { Queryable } from "../db/pool.js";
+import type { WebhookFilters } from "../delivery-engine/event-filters.js";
 import type { DeliveryFormat } from "../formats/types.js";
 import { sealCustomHeaders } from "./custom-headers.js";
+import { filtersJson } from "./filter-schemas.js";
 import { defaultTemplateContentType } from "./format-fields.js";
 import {
   clearAutoDisableWhen,
   columns,
+  filtersParam,
   type NewWebhook,
   sealed,
   type WebhookRow,
@@ -35,6 +38,7 @@ export interface OwnedWebhookFormat {
  *   Custom header values likewise: a header read from a Secret changes without a new generation, and
  *   is written when its value does;
  * - the format fields are stored in the columns the API writes (store.ts), an absent one at its default;
+ *   the filters likewise (null: none);
  * - a webhook the service disabled itself (auto-disable) stays disabled until the resource's spec
  *   changes (a new `generation`): reconciles that only refresh status must not switch it back on.
  */
@@ -47,6 +51,7 @@ export async function upsertOwnedWebhook(
   const generation = webhook.generation ?? null;
   const format = formatOf(webhook);
   const headers = webhook.headers ?? null;
+  const filters = webhook.filters ?? null;
   for (;;) {
     const found = await db.query<WebhookRow>(`SELECT ${columns} FROM webhooks WHERE owner = $1`, [
       webhook.owner,
@@ -63,6 +68,7 @@ export async function upsertOwnedWebhook(
         sameSecret &&
         sameHeaders &&
         sameFormat(existing, format) &&
+        sameFilters(existing.filters, filters) &&
         !specChanged &&
         existing.project_id === webhook.projectId &&
         existing.url === webhook.url &&
@@ -83,6 +89,7 @@ export async function upsertOwnedWebhook(
                 format = $13, cloudevents_mode = $14, template = $15, template_content_type = $16,
                 signature_scheme = $17,
                 headers = CASE WHEN $18 THEN headers ELSE $19 END, header_names = $20,
+                filters = $21::jsonb,
                 ${clearAutoDisableWhen("$12 OR $9::int IS NULL")},
                 updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
           WHERE owner = $1
@@ -104,6 +111,7 @@ export async function upsertOwnedWebhook(
           sameHeaders,
           sameHeaders ? null : sealCustomHeaders((clear) => secrets.seal(clear), headers),
           Object.keys(headers ?? {}).sort(),
+          filtersParam(filters),
         ],
       );
       if (rows[0]) return rows[0];
@@ -113,8 +121,8 @@ export async function upsertOwnedWebhook(
       `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted,
                              retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds,
                              owner_generation, format, cloudevents_mode, template, template_content_type,
-                             signature_scheme, headers, header_names)
-       VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                             signature_scheme, headers, header_names, filters)
+       VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::jsonb)
        ON CONFLICT (owner) DO NOTHING
        RETURNING ${columns}`,
       [
@@ -131,11 +139,16 @@ export async function upsertOwnedWebhook(
         ...formatValues(format),
         sealCustomHeaders((clear) => secrets.seal(clear), headers),
         Object.keys(headers ?? {}).sort(),
+        filtersParam(filters),
       ],
     );
     if (rows[0]) return rows[0];
   }
 }
+
+/** Filters compared in one order (jsonb keeps object keys in an order of its own). */
+const sameFilters = (stored: WebhookFilters | null, wanted: WebhookFilters | null) =>
+  JSON.stringify(stored && filtersJson(stored)) === JSON.stringify(wanted && filtersJson(wanted));
 
 type StoredFormat = Required<Omit<OwnedWebhookFormat, "headers">>;
 

@@ -1,4 +1,5 @@
 import { iso } from "../http/schemas.js";
+import { filtersJson } from "./filter-schemas.js";
 import { defaultTemplateContentType } from "./format-fields.js";
 import type { WebhookRow } from "./store.js";
 
@@ -31,6 +32,8 @@ export function toWebhookJson(row: WebhookRow) {
     template_content_type: row.template_content_type ?? defaultTemplateContentType,
     signature_scheme: row.signature_scheme,
     header_names: row.header_names,
+    // Only when set: a webhook without filters answers exactly as before filters existed.
+    ...(row.filters === null ? {} : { filters: filtersJson(row.filters) }),
   };
 }
 

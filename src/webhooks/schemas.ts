@@ -2,6 +2,7 @@ import { eventTypeNames } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { pageNumber, pageSize } from "../http/pagination.js";
 import { httpUrl, idParam, isoTimestamp } from "../http/schemas.js";
+import { webhookFiltersInput } from "./filter-schemas.js";
 import { formatFields, formatReadFields, templateRule } from "./format-fields.js";
 
 export const webhookParams = z.object({
@@ -91,6 +92,7 @@ export const createWebhookBody = z
     retry_policy: retryPolicy.nullable().optional(),
     auto_disable: autoDisable.nullable().optional(),
     ...formatFields,
+    filters: webhookFiltersInput.nullable().optional(),
   })
   .openapi("CreateWebhook", templateRule.create);
 
@@ -109,6 +111,10 @@ export const updateWebhookBody = z
     retry_policy: retryPolicy.nullable().optional().openapi({ description: "null turns retries off" }),
     auto_disable: autoDisable.nullable().optional().openapi({ description: "null turns it off" }),
     ...formatFields,
+    filters: webhookFiltersInput
+      .nullable()
+      .optional()
+      .openapi({ description: "Replaces the filters; null removes them (every subscribed event again)" }),
   })
   .openapi("UpdateWebhook", templateRule.update);
 
@@ -145,6 +151,10 @@ export const webhookSchema = z
     }),
     disabled_at: isoTimestamp.nullable().openapi({ description: "When it was auto-disabled, or null" }),
     ...formatReadFields,
+    filters: webhookFiltersInput.optional().openapi({
+      description:
+        "The webhook's filters (docs/api.md, Filters); absent when it has none and gets every subscribed event",
+    }),
   })
   .openapi("Webhook");
 

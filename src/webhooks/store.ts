@@ -1,5 +1,6 @@
 import { type PageRequest, selectPage } from "../db/page.js";
 import { type Pool, type Queryable, withTransaction } from "../db/pool.js";
+import type { WebhookFilters } from "../delivery-engine/event-filters.js";
 import type { DeliveryFormat } from "../formats/types.js";
 import { lockProjectForWebhooks } from "../projects/store.js";
 import { sealCustomHeaders } from "./custom-headers.js";
@@ -39,13 +40,15 @@ export interface WebhookRow {
   /** The custom request headers, one JSON object sealed like the secret; null for none. */
   headers: string | null;
   header_names: string[];
+  /** Which subscribed events it gets (delivery-engine/event-filters.ts); null: all of them. */
+  filters: WebhookFilters | null;
 }
 
 export const columns =
   "id, project_id, url, secret, events, enabled, owner, created_at, updated_at, retry_max_attempts, " +
   "auto_disable_after_failures, auto_disable_min_seconds, disabled_reason, disabled_at, " +
   "owner_generation::float8 AS owner_generation, format, cloudevents_mode, template, template_content_type, " +
-  "signature_scheme, headers, header_names";
+  "signature_scheme, headers, header_names, filters";
 
 /** The opt-in delivery policies of a webhook; null turns one off. */
 export interface WebhookPolicies {
@@ -115,7 +118,12 @@ export interface NewWebhook {
   formatSettings?: FormatSettings;
   /** Clear text; stored sealed. */
   headers?: Record<string, string> | null;
+  filters?: WebhookFilters | null;
 }
+
+/** Filters as the jsonb parameter of a write (null: none). */
+export const filtersParam = (filters: WebhookFilters | null | undefined): string | null =>
+  filters ? JSON.stringify(filters) : null;
 
 export async function insertWebhook(
   db: Queryable,
@@ -126,9 +134,9 @@ export async function insertWebhook(
     `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted,
                            retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds,
                            format, cloudevents_mode, template, template_content_type, signature_scheme,
-                           headers, header_names)
+                           headers, header_names, filters)
      VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, COALESCE($10, 'envelope'), COALESCE($11, 'structured'),
-             $12, $13, COALESCE($14, 'hmac-sha256'), $15, $16) RETURNING ${columns}`,
+             $12, $13, COALESCE($14, 'hmac-sha256'), $15, $16, $17::jsonb) RETURNING ${columns}`,
     [
       webhook.projectId,
       webhook.url,
@@ -146,6 +154,7 @@ export async function insertWebhook(
       webhook.formatSettings?.signatureScheme ?? null,
       sealCustomHeaders((clear) => secrets.seal(clear), webhook.headers ?? null),
       headerNames(webhook.headers ?? null),
+      filtersParam(webhook.filters),
     ],
   );
   return rows[0] as WebhookRow;
@@ -186,6 +195,8 @@ export interface WebhookChanges {
   formatSettings?: FormatSettings | undefined;
   /** undefined keeps the stored headers; null or {} removes them. */
   headers?: Record<string, string> | null | undefined;
+  /** undefined keeps the stored filters; null removes them. */
+  filters?: WebhookFilters | null | undefined;
 }
 
 /** A stored webhook's format settings, as an update resolves new ones against. */
@@ -230,6 +241,7 @@ export async function updateWebhook(
        signature_scheme = CASE WHEN $13 THEN $18 ELSE signature_scheme END,
        headers = CASE WHEN $19 THEN $20 ELSE headers END,
        header_names = CASE WHEN $19 THEN $21::text[] ELSE header_names END,
+       filters = CASE WHEN $22 THEN $23::jsonb ELSE filters END,
        ${clearAutoDisableWhen("$5 IS TRUE OR ($10 AND $11::int IS NULL)")},
        updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
      WHERE project_id = $1 AND id = $2
@@ -256,6 +268,8 @@ export async function updateWebhook(
       changes.headers !== undefined,
       sealCustomHeaders((clear) => secrets.seal(clear), changes.headers ?? null),
       headerNames(changes.headers ?? null),
+      changes.filters !== undefined,
+      filtersParam(changes.filters),
     ],
   );
   return rows[0];

@@ -13,7 +13,7 @@ import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { freePort as closedPort } from "../support/ports.js";
 import { testSecretBox } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { deliveryFields, webhookFields } from "../support/spec-fields.js";
+import { deliveryFields, optionalWebhookFields, webhookFields } from "../support/spec-fields.js";
 
 const logger = createLogger("silent");
 const httpMethods = ["get", "post", "put", "delete", "patch", "head", "options"];
@@ -158,7 +158,9 @@ describe("GET /api/docs", () => {
 
   it("has Webhook and Delivery schemas with exactly the spec §2.5 and §2.6 properties", () => {
     const schemas = document.components.schemas;
-    expect(Object.keys(schemas.Webhook.properties).sort()).toEqual([...webhookFields].sort());
+    expect(Object.keys(schemas.Webhook.properties).sort()).toEqual(
+      [...webhookFields, ...optionalWebhookFields].sort(),
+    );
     expect(schemas.Webhook.properties).not.toHaveProperty("secret");
     expect(Object.keys(schemas.Delivery.properties).sort()).toEqual([...deliveryFields].sort());
   });

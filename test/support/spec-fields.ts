@@ -26,6 +26,9 @@ export const webhookFields = [
   "header_names",
 ];
 
+/** Webhook fields present only when set: a webhook without them answers exactly `webhookFields`. */
+export const optionalWebhookFields = ["filters"];
+
 /**
  * Spec §2.6, a delivery record, plus additive fields: request_headers (the §4.1 headers as sent) and
  * duration_ms (how long the attempt took).

@@ -54,6 +54,7 @@ describe("webhookFieldsFromSpec", () => {
       template_content_type: "application/json",
       signature_scheme: "hmac-sha256",
       headers: null,
+      filters: null,
     });
   });
 
@@ -79,7 +80,55 @@ describe("webhookFieldsFromSpec", () => {
       template_content_type: "text/plain",
       signature_scheme: "standard-webhooks",
       headers: { Authorization: "Bearer abc.def", "X-Team": "payments" },
+      filters: null,
     });
+  });
+
+  it("carries spec.filters in the API's form and shape", async () => {
+    const spec = validSpec({
+      url: "https://h.example.com/x",
+      filters: {
+        labelSelector: {
+          matchLabels: { app: "payments" },
+          matchExpressions: [{ key: "canary", operator: "DoesNotExist" }],
+        },
+        environments: ["production", "production"],
+        kinds: ["Deployment"],
+      },
+    });
+    expect((await webhookFieldsFromSpec(spec, "shop", getSecret)).filters).toEqual({
+      label_selector: {
+        match_labels: { app: "payments" },
+        match_expressions: [{ key: "canary", operator: "DoesNotExist" }],
+      },
+      environments: ["production"],
+      kinds: ["Deployment"],
+    });
+  });
+
+  it("reports a label key the API refuses as InvalidFilters, in the resource's spelling", async () => {
+    const problem = await problemOf(
+      validSpec({
+        url: "https://h.example.com/x",
+        filters: { labelSelector: { matchLabels: { "-app": "x" } } },
+      }),
+    );
+    expect(problem.reason).toBe("InvalidFilters");
+    expect(problem.message).toContain('spec.filters.labelSelector.matchLabels key "-app" is not a label key');
+  });
+
+  it.each([
+    [{}, "must NOT have fewer than 1 properties"],
+    [{ kinds: ["Pod"] }, "spec.filters.kinds.0 must be equal to one of the allowed values"],
+    [{ labelSelector: {} }, "spec.filters.labelSelector must NOT have fewer than 1 properties"],
+    [{ environments: [] }, "spec.filters.environments must NOT have fewer than 1 items"],
+  ])("refuses spec.filters %j by the CRD's schema", (filters, message) => {
+    const result = validateWebhookSpec({
+      url: "https://h.example.com/x",
+      events: ["deployment.succeeded"],
+      filters,
+    });
+    expect("problems" in result && result.problems.join("; ")).toContain(message);
   });
 
   it.each([

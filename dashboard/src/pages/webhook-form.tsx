@@ -9,6 +9,7 @@ import { useLoad } from "../use-load";
 import { BodyPreview } from "./body-preview";
 import { PolicyFields, policyBody, policyValuesOf } from "./delivery-policy";
 import { EventPicker } from "./event-picker";
+import { FilterFields, filtersBody, filterValuesOf } from "./filter-fields";
 import { changedFormatBody, FormatFields, formatValuesOf, fullFormatBody } from "./format-fields";
 import { HeaderFields, headersBody, headerValuesOf } from "./header-fields";
 import { ManagedNotice } from "./managed-notice";
@@ -29,6 +30,7 @@ const fields = [
   "template_content_type",
   "signature_scheme",
   "headers",
+  "filters",
 ] as const;
 type Field = (typeof fields)[number];
 
@@ -78,6 +80,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
   const [formatValues, setFormatValues] = useState(formatValuesOf(saved));
   const savedHeaderNames = saved ? (saved.header_names ?? []) : undefined;
   const [headerValues, setHeaderValues] = useState(headerValuesOf(savedHeaderNames, !webhook));
+  const [filterValues, setFilterValues] = useState(filterValuesOf(saved));
   const [problems, setProblems] = useState<Partial<Record<Field, string>>>({});
   const [failure, setFailure] = useState<ApiFailure>();
   const [busy, setBusy] = useState(false);
@@ -85,9 +88,16 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
     setProblems({});
     setFailure(undefined);
+    const filtering = filtersBody(filterValues);
+    if ("problem" in filtering) {
+      setProblems({ filters: filtering.problem });
+      return;
+    }
+    // Sent when set, or to remove the saved ones: a form without filters sends what it always did.
+    const filterChange = filtering.filters || saved?.filters ? { filters: filtering.filters } : {};
+    setBusy(true);
     const secretChange =
       secretAction === "keep"
         ? {}
@@ -100,6 +110,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
     const formatChange = {
       ...changedFormatBody(formatValues, saved),
       ...headersBody(headerValues, !webhook),
+      ...filterChange,
     };
     try {
       const saved = webhook
@@ -211,6 +222,8 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             keptHeaders={headerValues.action === "keep" ? (savedHeaderNames ?? []) : []}
             msteams={formatValues.format === "msteams"}
           />
+
+          <FilterFields values={filterValues} onChange={setFilterValues} problem={problems.filters} />
 
           <HeaderFields
             savedNames={savedHeaderNames}

@@ -9,6 +9,7 @@ import { useLoad } from "../use-load";
 import { DeliveriesTable } from "./deliveries-table";
 import { AutoDisabledNotice, DeliveryPolicy } from "./delivery-policy";
 import { eventSummary } from "./event-summary";
+import { FilterSummary } from "./filter-fields";
 import { FormatSummary } from "./format-summary";
 import { ManagedNotice } from "./managed-notice";
 import { useProjectCrumbs } from "./project-crumbs";
@@ -86,6 +87,7 @@ export function WebhookPage({ projectId, webhookId }: { projectId: number; webho
                 ))}
               </ul>
             </section>
+            <FilterSummary webhook={w} />
             <FormatSummary webhook={w} />
             <DeliveryPolicy webhook={w} />
             <DeliveriesTable projectId={projectId} webhookId={webhookId} version={version} />

@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { DeliveryFailedError, usageError } from "../errors.js";
 import { registerDeliveryCommands } from "./deliveries.js";
+import { addFilterOptions, type FilterOptions, filterFields } from "./filter-options.js";
 import { addFormatOptions, type FormatOptions, formatFields } from "./format-options.js";
 import {
   addGroupOptions,
@@ -21,14 +22,14 @@ interface PolicyOptions {
   autoDisable?: { after_failures: number; min_duration_seconds: number } | "off";
 }
 
-interface CreateOptions extends SecretOptions, PolicyOptions, FormatOptions {
+interface CreateOptions extends SecretOptions, PolicyOptions, FormatOptions, FilterOptions {
   projectId: number;
   url: string;
   events: string[];
   enabled?: boolean;
 }
 
-interface UpdateOptions extends WebhookRef, SecretOptions, PolicyOptions, FormatOptions {
+interface UpdateOptions extends WebhookRef, SecretOptions, PolicyOptions, FormatOptions, FilterOptions {
   url?: string;
   events?: string[];
   enabled?: boolean;
@@ -61,13 +62,16 @@ export function registerWebhookCommands(program: Command): void {
   addSecretOptions(
     policyOptions(
       addFormatOptions(
-        webhooks
-          .command("create")
-          .description("create a webhook")
-          .addOption(projectIdOption())
-          .requiredOption("--url <url>", "receiver address (http:// or https://)")
-          .addOption(eventsOption("events to subscribe to").makeOptionMandatory())
-          .addOption(enabledOption("whether deliveries are made (default: true)")),
+        addFilterOptions(
+          webhooks
+            .command("create")
+            .description("create a webhook")
+            .addOption(projectIdOption())
+            .requiredOption("--url <url>", "receiver address (http:// or https://)")
+            .addOption(eventsOption("events to subscribe to").makeOptionMandatory())
+            .addOption(enabledOption("whether deliveries are made (default: true)")),
+          { forUpdate: false },
+        ),
         { forUpdate: false },
       ),
     ),
@@ -82,6 +86,7 @@ export function registerWebhookCommands(program: Command): void {
       ...(secret === undefined ? {} : { secret }),
       ...policyFields(options),
       ...(await formatFields(command, options)),
+      ...filterFields(options),
     });
     emit(json, webhook, webhookFields);
   });
@@ -108,14 +113,17 @@ export function registerWebhookCommands(program: Command): void {
   addSecretOptions(
     policyOptions(
       addFormatOptions(
-        webhooks
-          .command("update")
-          .description("change a webhook; options left out keep their values")
-          .addOption(projectIdOption())
-          .addOption(webhookIdOption())
-          .option("--url <url>", "new receiver address")
-          .addOption(eventsOption("new subscription, replacing the old one"))
-          .addOption(enabledOption("turn deliveries on or off (true also clears an automatic disable)")),
+        addFilterOptions(
+          webhooks
+            .command("update")
+            .description("change a webhook; options left out keep their values")
+            .addOption(projectIdOption())
+            .addOption(webhookIdOption())
+            .option("--url <url>", "new receiver address")
+            .addOption(eventsOption("new subscription, replacing the old one"))
+            .addOption(enabledOption("turn deliveries on or off (true also clears an automatic disable)")),
+          { forUpdate: true },
+        ),
         { forUpdate: true },
       ),
     ),
@@ -130,11 +138,12 @@ export function registerWebhookCommands(program: Command): void {
       ...(secret === undefined ? {} : { secret }),
       ...policyFields(options),
       ...(await formatFields(command, options)),
+      ...filterFields(options),
     };
     if (Object.keys(changes).length === 0) {
       usageError(
         command,
-        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header or --remove-headers",
+        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
       );
     }
     emit(json, await client.updateWebhook(options.projectId, options.webhookId, changes), webhookFields);

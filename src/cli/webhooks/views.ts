@@ -8,6 +8,7 @@ import type {
 } from "../../client/api-client.js";
 import { eventTypeNames } from "../../event-types.js";
 import { terminalSafe } from "../terminal-text.js";
+import { filtersLine } from "./filter-options.js";
 import { cell, formatBlock, formatFields, formatTable } from "./output.js";
 
 // How each resource reads in a terminal. Keys are the API's field names, so the text output, --json
@@ -78,11 +79,13 @@ export function webhookFields(webhook: Webhook): string {
     template_content_type: _contentType,
     signature_scheme: _signature,
     header_names: _headers,
+    filters: _filters,
     ...rest
   } = spec;
   return formatFields([
     ...Object.entries(rest),
     ...formatLines(webhook),
+    ...(webhook.filters ? [["filters", filtersLine(webhook.filters)] as [string, unknown]] : []),
     ["managed_by", owner],
     ["retry_policy", retryPolicyText(webhook)],
     ["auto_disable", autoDisableText(webhook)],

@@ -8,6 +8,7 @@ import {
 import { templateLimits } from "../../formats/template-limits.js";
 import { type DeliveryFormat, deliveryFormats } from "../../formats/types.js";
 import { fragmentMessage, httpUrlMessage, httpUrlPattern } from "../../http/schemas.js";
+import { filtersSchema, type WebhookSpecFilters } from "./filters-schema.js";
 import { celRules, headerListRules, headerRules, specRules } from "./spec-rules.js";
 
 // The Webhook custom resource (webhook-operator.io/v1alpha1), defined once here. The CRD in crds/ is
@@ -50,6 +51,7 @@ export interface WebhookSpec {
   headers?: WebhookHeader[];
   retryPolicy?: { maxAttempts: number };
   autoDisable?: { afterFailures: number; minDurationSeconds: number };
+  filters?: WebhookSpecFilters;
 }
 
 /** Shaped like metav1.Condition. */
@@ -199,6 +201,7 @@ export const specSchema = {
       description:
         "Opt-in: disable deliveries after afterFailures failed deliveries in a row over at least minDurationSeconds (Ready=False, reason AutoDisabled). A change to the spec enables it again.",
     },
+    filters: filtersSchema,
   },
   // The API's URL rules (http/schemas.ts), checked by the API server itself so a Webhook that breaks
   // them is refused when applied, as the same URL is a 400 through /api. CEL rather than `pattern`:

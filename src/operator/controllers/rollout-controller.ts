@@ -142,7 +142,11 @@ export function setupRolloutController(
     const uid = deployment.metadata?.uid;
     if (!uid) return;
     recorded.delete(uid);
-    cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid }).catch((error: unknown) =>
+    cancelRolloutsOfDeletedDeployments(
+      pool,
+      { sourceUid: uid },
+      { kind: "Deployment", workload: deployment },
+    ).catch((error: unknown) =>
       logger.error(
         { err: error, deployment: objectKey(deployment) },
         "cancelling rollouts of a deleted Deployment failed",

@@ -1,12 +1,17 @@
+import type { WebhookFilters } from "../../delivery-engine/event-filters.js";
 import { httpUrl } from "../../http/schemas.js";
 import type { OwnedWebhookFormat } from "../../webhooks/owned-store.js";
 import { validHeaderValue } from "../api/spec-rules.js";
 import type { WebhookSpec } from "../api/webhook-v1alpha1.js";
 import { ConfigurationProblem } from "./configuration-problem.js";
+import { filtersFromSpec } from "./filter-fields.js";
 import { type SecretGetter, secretText } from "./secret-values.js";
 
-/** What a Webhook resource asks of its service webhook: the address and the format settings. */
-export type OwnedWebhookFields = { url: string } & Required<OwnedWebhookFormat>;
+/** What a Webhook resource asks of its service webhook: the address, the format settings, the filters. */
+export type OwnedWebhookFields = {
+  url: string;
+  filters: WebhookFilters | null;
+} & Required<OwnedWebhookFormat>;
 
 /**
  * Throws for a template that does not parse, with the line in `.line` when known: the template
@@ -35,6 +40,7 @@ export async function webhookFieldsFromSpec(
   checkTemplate?: TemplateCheck,
 ): Promise<OwnedWebhookFields> {
   if (spec.template !== undefined && checkTemplate) templateProblem(spec.template, checkTemplate);
+  const filters = filtersFromSpec(spec.filters);
   const headers: Record<string, string> = {};
   for (const header of spec.headers ?? []) {
     const field = `spec.headers ${header.name}`;
@@ -56,6 +62,7 @@ export async function webhookFieldsFromSpec(
     template_content_type: spec.templateContentType ?? "application/json",
     signature_scheme: spec.signatureScheme ?? "hmac-sha256",
     headers: Object.keys(headers).length > 0 ? headers : null,
+    filters,
   };
 }
 

@@ -144,11 +144,12 @@ export function setupWorkloadRolloutController<T extends Workload>(
     if (!uid) return;
     recorded.delete(uid);
     clock.forget(uid);
-    cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid }).catch((error: unknown) =>
-      logger.error(
-        { err: error, kind: source.kind, workload: objectKey(workload) },
-        "cancelling rollouts of a deleted workload failed",
-      ),
+    cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid }, { kind: source.kind, workload }).catch(
+      (error: unknown) =>
+        logger.error(
+          { err: error, kind: source.kind, workload: objectKey(workload) },
+          "cancelling rollouts of a deleted workload failed",
+        ),
     );
   });
 

@@ -2,6 +2,7 @@ import { type Pool, type Queryable, withTransaction } from "../../db/pool.js";
 import type { ClaimedDelivery } from "../../delivery-engine/claim.js";
 import { emitEvents } from "../../delivery-engine/emit.js";
 import type { EventHandOver } from "../../delivery-engine/engine.js";
+import type { EventWorkload } from "../../delivery-engine/event-filters.js";
 import { deploymentPayload } from "../../deployments/payload.js";
 import type { DeploymentStatus, WorkloadKind } from "../../deployments/schemas.js";
 import {
@@ -16,7 +17,7 @@ import { readRolloutAnnotations } from "./annotations.js";
 import { eventsToEmit, isFinished, statusAfter } from "./phase.js";
 import { rolloutFinishedAt, rolloutStartedAt } from "./rollout-times.js";
 import { noRouting, type Routing, rolloutUrl } from "./rollout-url.js";
-import type { ObservedRollout } from "./workload-kinds.js";
+import type { ObservedRollout, Workload } from "./workload-kinds.js";
 
 const statusOfEvent: Record<DeploymentEventType, DeploymentStatus> = {
   "deployment.created": "pending",
@@ -44,7 +45,18 @@ function payloadFor(event: DeploymentEventType, row: DeploymentRow, projectName:
   });
 }
 
-async function emitCancellations(db: Queryable, cancelled: DeploymentRow[]): Promise<void> {
+/** The workload a webhook's kind and label filters see (delivery-engine/event-filters.ts). */
+const workloadOf = (kind: WorkloadKind, workload: Workload): EventWorkload => ({
+  kind,
+  labels: workload.metadata?.labels ?? {},
+});
+
+/** `workload`: the one these rollouts belong to, when known (not for one deleted while no leader ran). */
+async function emitCancellations(
+  db: Queryable,
+  cancelled: DeploymentRow[],
+  workload?: EventWorkload,
+): Promise<void> {
   if (cancelled.length === 0) return;
   const names = await projectNames(db, [...new Set(cancelled.map((row) => row.project_id))]);
   await emitEvents(
@@ -53,6 +65,7 @@ async function emitCancellations(db: Queryable, cancelled: DeploymentRow[]): Pro
       eventType: "deployment.cancelled" as const,
       projectId: row.project_id,
       payload: payloadFor("deployment.cancelled", row, names.get(row.project_id) ?? ""),
+      ...(workload ? { workload } : {}),
     })),
   );
 }
@@ -89,7 +102,7 @@ export async function recordRollout(
   let handedOver: ClaimedDelivery[] = [];
   const recorded = await withTransaction(pool, async (client) => {
     const superseded = await cancelUnfinishedRollouts(client, { sourceUid: uid, beforeRevision: revision });
-    await emitCancellations(client, superseded);
+    await emitCancellations(client, superseded, workloadOf(kind, workload));
 
     const { row } = await lockRollout(client, {
       projectId: project.id,
@@ -124,6 +137,7 @@ export async function recordRollout(
         eventType: event,
         projectId: project.id,
         payload: payloadFor(event, updated, project.name),
+        workload: workloadOf(kind, workload),
       })),
       observed.handOver?.handOverLease(),
     ));
@@ -135,15 +149,17 @@ export async function recordRollout(
 
 /**
  * Cancels the unfinished rollouts of workloads that are gone: one deleted (sourceUid), or, after a
- * full list of a kind, every one of that kind not in it (deleted while no operator was running).
+ * full list of a kind, every one of that kind not in it (deleted while no operator was running). A
+ * deleted workload's last state, when given, is the workload its cancellations are filtered by.
  */
 export async function cancelRolloutsOfDeletedDeployments(
   pool: Pool,
   target: { sourceUid: string } | { notInSourceUids: string[]; workloadKind: WorkloadKind },
+  deleted?: { kind: WorkloadKind; workload: Workload },
 ): Promise<number> {
   return withTransaction(pool, async (client) => {
     const cancelled = await cancelUnfinishedRollouts(client, target);
-    await emitCancellations(client, cancelled);
+    await emitCancellations(client, cancelled, deleted && workloadOf(deleted.kind, deleted.workload));
     return cancelled.length;
   });
 }
