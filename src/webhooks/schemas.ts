@@ -86,7 +86,10 @@ export const createWebhookBody = z
   .strictObject({
     url: httpUrl("url").openapi({ example: "https://example.com/hooks/deployments" }),
     events,
-    enabled: z.boolean({ error: "enabled must be a boolean" }).default(true),
+    enabled: z
+      .boolean({ error: "enabled must be a boolean" })
+      .default(true)
+      .openapi({ description: "Default true" }),
     secret: secret.nullable().optional(),
     retry_policy: retryPolicy.nullable().optional(),
     auto_disable: autoDisable.nullable().optional(),
