@@ -96,14 +96,12 @@ export const formatFields = {
  */
 const isTemplate = { const: "template" };
 export const templateRule = {
+  // if/then/else rather than an anyOf of two variants: generators make a class per variant of an anyOf
+  // (openapi-python-client's CreateWebhookType0 and Type1), and read if/then/else as the validation it is.
   create: {
-    anyOf: [
-      {
-        required: ["format", "template"],
-        properties: { format: isTemplate, template: { type: "string" as const } },
-      },
-      { properties: { format: { not: isTemplate }, template: { type: "null" as const } } },
-    ],
+    if: { required: ["format"], properties: { format: isTemplate } },
+    then: { required: ["template"], properties: { template: { type: "string" as const } } },
+    else: { properties: { template: { type: "null" as const } } },
   },
   update: {
     not: {

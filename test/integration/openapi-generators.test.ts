@@ -23,9 +23,13 @@ beforeAll(async () => {
 afterAll(() => service.close());
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is read as plain JSON
-const operations = (): [string, any][] =>
+type Operation = any;
+const operations = (): [string, Operation][] =>
   Object.entries(document.paths).flatMap(([path, item]) =>
-    Object.entries(item as object).map(([method, operation]) => [`${method} ${path}`, operation]),
+    Object.entries(item as object).map(([method, operation]): [string, Operation] => [
+      `${method} ${path}`,
+      operation,
+    ]),
   );
 
 describe("the document", () => {
