@@ -180,7 +180,7 @@ export function resolveFormatSettings(
       const message = `a template is only used with format "template" (format is "${format}")`;
       if (options.updating && body.format === undefined)
         throw conflicting(`The webhook's format is "${format}": ${message}`);
-      throw invalid("template", message);
+      throw invalid("body.template", message);
     }
     template = null;
   } else if (template === null) {
@@ -188,14 +188,14 @@ export function resolveFormatSettings(
     if (options.updating && (body.format === undefined || body.template === undefined)) {
       throw conflicting(`The webhook has no template to keep: ${message}`);
     }
-    throw invalid("template", message);
+    throw invalid("body.template", message);
   } else {
     try {
       parseTemplate(template);
     } catch (error) {
       // The parser's message names the line when it knows it ("Line 3: …").
       if (error instanceof TemplateSyntaxError) {
-        throw invalid("template", error.message);
+        throw invalid("body.template", error.message);
       }
       throw error;
     }
