@@ -11,3 +11,5 @@ python_venv=$clients_cache/python-openapi-python-client-$openapi_python_client_v
 npm_prefix=$clients_cache/npm-openapi-typescript-$openapi_typescript_version-fetch-$openapi_fetch_version
 go_bin=$clients_cache/oapi-codegen-$oapi_codegen_version
 openapi_generator_jar=$clients_cache/openapi-generator-cli-$openapi_generator_version/openapi-generator-cli-$openapi_generator_version.jar
+# The module oapi-codegen's clients import (fetched by go mod tidy, cached in Go's module cache).
+oapi_codegen_runtime_version=1.9.0
