@@ -95,26 +95,23 @@ export const formatFields = {
  * format and a template given together agree (a template alone is checked against the stored format).
  */
 const isTemplate = { const: "template" };
+// if/then/else rather than an anyOf (or a `not` of one) of variants: generators make a class per variant
+// (openapi-python-client's CreateWebhookType0 and Type1) or fail on them (openapi-generator's Python),
+// and leave if/then/else to validators, which is what the rule is.
 export const templateRule = {
-  // if/then/else rather than an anyOf of two variants: generators make a class per variant of an anyOf
-  // (openapi-python-client's CreateWebhookType0 and Type1), and read if/then/else as the validation it is.
   create: {
     if: { required: ["format"], properties: { format: isTemplate } },
     then: { required: ["template"], properties: { template: { type: "string" as const } } },
     else: { properties: { template: { type: "null" as const } } },
   },
+  // Refused only when both are given and disagree: with format template a template (if given) is a
+  // string; with another format it (if given) is null.
   update: {
-    not: {
-      anyOf: [
-        {
-          required: ["format", "template"],
-          properties: { format: { not: isTemplate }, template: { type: "string" as const } },
-        },
-        {
-          required: ["format", "template"],
-          properties: { format: isTemplate, template: { type: "null" as const } },
-        },
-      ],
+    if: { required: ["format"], properties: { format: isTemplate } },
+    then: { properties: { template: { type: "string" as const } } },
+    else: {
+      if: { required: ["format"], properties: { format: { type: "string" as const } } },
+      then: { properties: { template: { type: "null" as const } } },
     },
   },
 };
