@@ -144,6 +144,16 @@ describe("unknown query parameters", () => {
   });
 });
 
+describe("an update's events: null", () => {
+  it("keeps the subscribed events, as leaving them out does", async () => {
+    const before = (await service.api("GET", webhookPath)).body;
+    const answer = await service.api("PUT", webhookPath, { body: { events: null, enabled: true } });
+    expect(answer.status).toBe(200);
+    expect(answer.body.events).toEqual(before.events);
+    expect((await service.api("PUT", webhookPath, { body: { events: [] } })).status).toBe(400);
+  });
+});
+
 describe("a JSON null body", () => {
   it("is a body left out where the body is optional (a test event of the default type)", async () => {
     const answer = await service.api("POST", `${webhookPath}/test`, {
