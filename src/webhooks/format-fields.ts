@@ -101,6 +101,7 @@ const isTemplate = { const: "template" };
 export const templateRule = {
   create: {
     if: { required: ["format"], properties: { format: isTemplate } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
     then: { required: ["template"], properties: { template: { type: "string" as const } } },
     else: { properties: { template: { type: "null" as const } } },
   },
@@ -108,9 +109,11 @@ export const templateRule = {
   // string; with another format it (if given) is null.
   update: {
     if: { required: ["format"], properties: { format: isTemplate } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
     then: { properties: { template: { type: "string" as const } } },
     else: {
       if: { required: ["format"], properties: { format: { type: "string" as const } } },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
       then: { properties: { template: { type: "null" as const } } },
     },
   },
