@@ -30,7 +30,8 @@ if [ ! -x "$npm_prefix/node_modules/.bin/openapi-typescript" ]; then
 fi
 
 if [ ! -x "$go_bin/oapi-codegen" ]; then
-  GOBIN="$PWD/$go_bin" go install "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v$oapi_codegen_version"
+  GOBIN="$PWD/$go_bin" go install "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v$oapi_codegen_version" \
+    > "$clients_cache/oapi-codegen-install.log" 2>&1 || { cat "$clients_cache/oapi-codegen-install.log"; exit 1; }
 fi
 
 if [ ! -f "$openapi_generator_jar" ]; then
