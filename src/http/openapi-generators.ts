@@ -9,7 +9,9 @@ const int32Max = 2_147_483_647;
 
 /**
  * Integers that may exceed 32 bits (ids, counts: zod's `.int()` publishes the safe-integer range) say
- * `format: int64`; without it Go and Java generators choose int32 and fail on the bound itself.
+ * `format: int64`; without it Go and Java generators choose int32 and fail on the bound itself. Not a
+ * clamped query parameter (`page_size`, `limit`): it takes any integer, however long, which a format
+ * would bound.
  */
 function markInt64(schema: Json): void {
   if (schema === null || typeof schema !== "object") return;
@@ -17,6 +19,7 @@ function markInt64(schema: Json): void {
     for (const item of schema) markInt64(item);
     return;
   }
+  if (schema.in === "query" && schema.schema?.maximum === undefined) return;
   const integer =
     schema.type === "integer" || (Array.isArray(schema.type) && schema.type.includes("integer"));
   if (

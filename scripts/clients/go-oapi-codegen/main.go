@@ -83,7 +83,7 @@ func main() {
 
 	bare := must(must(client.ListWebhooksWithResponse(ctx, project.Id, nil)).JSON200.AsListWebhooks200JSONResponseBody0())
 	paged := must(must(client.ListWebhooksWithResponse(ctx, project.Id,
-		&api.ListWebhooksParams{Page: ptr(int64(1)), PageSize: ptr(int64(1))})).JSON200.AsWebhookPage())
+		&api.ListWebhooksParams{Page: ptr(int64(1)), PageSize: ptr(1)})).JSON200.AsWebhookPage())
 	step("list webhooks, bare and paged (page_size)",
 		len(bare) == 1 && bare[0].Id == webhook.Id && paged.Total == 1 && len(paged.Data) == 1, paged)
 
@@ -106,7 +106,7 @@ func main() {
 	must(client.SendTestEventWithResponse(ctx, project.Id, webhook.Id, api.TestEventRequest{}))
 
 	var ids []int64
-	params := &api.ListDeliveriesParams{Limit: ptr(int64(1))}
+	params := &api.ListDeliveriesParams{Limit: ptr(1)}
 	for {
 		answer := must(client.ListDeliveriesWithResponse(ctx, project.Id, webhook.Id, params))
 		for _, d := range *answer.JSON200 {

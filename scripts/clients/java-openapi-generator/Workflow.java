@@ -97,7 +97,7 @@ public final class Workflow {
     step("create a webhook", webhook.getEnabled() && webhook.getHasSecret(), webhook);
 
     List<Webhook> bare = webhooks.listWebhooks(project.getId(), null, null).getListWebhook();
-    WebhookPage paged = webhooks.listWebhooks(project.getId(), 1L, 1L).getWebhookPage();
+    WebhookPage paged = webhooks.listWebhooks(project.getId(), 1L, 1).getWebhookPage();
     step(
         "list webhooks, bare and paged (page_size)",
         bare.size() == 1 && bare.get(0).getId().equals(webhook.getId()) && paged.getTotal() == 1,
@@ -125,7 +125,7 @@ public final class Workflow {
     String cursor = null;
     do {
       ApiResponse<List<Delivery>> answer =
-          deliveries.listDeliveriesWithHttpInfo(project.getId(), webhook.getId(), 1L, cursor, null, null);
+          deliveries.listDeliveriesWithHttpInfo(project.getId(), webhook.getId(), 1, cursor, null, null);
       answer.getData().forEach(d -> ids.add(d.getId()));
       cursor = nextCursor(answer.getHeaders());
     } while (cursor != null);
