@@ -1,5 +1,6 @@
 # The client suite's generators, pinned; each is cached under its version (scripts/clients/install.sh).
 openapi_python_client_version=0.29.1
+mypy_version=1.19.1
 openapi_typescript_version=7.13.0
 openapi_fetch_version=0.17.0
 typescript_version=5.9.3
