@@ -70,7 +70,7 @@ post /projects/1/webhooks/1/test '{}'
 st="$PWD/$venv/bin/st"
 cd "$data_dir"
 "$st" run "$base/api/docs" \
-  --url "$base/api" \
+  --url "$base" \
   --header "Authorization: Bearer $api_key" \
   --checks all \
   --seed 1 \

@@ -11,18 +11,22 @@ import { generateApiKey, hashApiKey } from "./keys.js";
 import type { ApiKeyRow } from "./store.js";
 import { deleteApiKey, insertApiKey, listApiKeys } from "./store.js";
 
-const apiKeySchema = z
-  .object({
-    id: z.number().int(),
-    name: z.string(),
-    project_ids: z.array(z.number().int()).nullable().openapi({ description: "null: an admin key" }),
-    created_at: isoTimestamp,
-    last_used_at: isoTimestamp.nullable(),
-  })
-  .openapi("ApiKey");
+const apiKeyFields = {
+  id: z.number().int(),
+  name: z.string(),
+  project_ids: z.array(z.number().int()).nullable().openapi({ description: "null: an admin key" }),
+  created_at: isoTimestamp,
+  last_used_at: isoTimestamp.nullable(),
+};
+const apiKeySchema = z.object(apiKeyFields).openapi("ApiKey");
 
-const createdApiKeySchema = apiKeySchema
-  .extend({ key: z.string().openapi({ description: "The key itself; shown only in this response" }) })
+// The fields spelt out rather than an `allOf` of ApiKey: generators flattening an allOf lose its null
+// types (openapi-generator).
+const createdApiKeySchema = z
+  .object({
+    ...apiKeyFields,
+    key: z.string().openapi({ description: "The key itself; shown only in this response" }),
+  })
   .openapi("CreatedApiKey");
 
 const createApiKeyBody = z

@@ -11,6 +11,7 @@ import type { DeliveryEngine } from "../delivery-engine/engine.js";
 import { registerDeploymentRoutes } from "../deployments/routes.js";
 import { NotFoundError } from "../errors.js";
 import { errorHandler } from "../http/error-handler.js";
+import { jsonBody } from "../http/json-body.js";
 import { createRegistry, generateOpenApiDocument } from "../http/openapi.js";
 import { refuseOtherMethods } from "../http/route.js";
 import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
@@ -85,7 +86,7 @@ export function createApp({
   const api = Router();
   const pacer = authFailuresPerMinute ? createAuthPacer(authFailuresPerMinute, logger) : undefined;
   api.use(authenticate(pool, tokenReviewer, pacer));
-  api.use(express.json({ limit: requestBodyLimit }));
+  api.use(jsonBody(requestBodyLimit));
   registerWebhookRoutes(api, registry, pool, {
     destinationPolicy,
     perProjectLimit: webhooksPerProjectLimit,

@@ -89,7 +89,15 @@ export function registerDeliveryRoutes(
         headers: {
           Link: {
             description:
-              '`<address>; rel="next"`: the next (older) page with the same limit and filters; absent on the last page',
+              '`<address>; rel="next"`: the next (older) page with the same limit and filters; absent on the ' +
+              "last page. The address is the list's own path from the service's root (`/api/…`, joined to the " +
+              "server URL like any path here), with its query: the `cursor` parameter in it is what a generated " +
+              "client passes as `cursor` (with the same `limit` and filters) for the next page.",
+            schema: {
+              type: "string",
+              pattern: '^</api/[^>]*[?&]cursor=[0-9]+-[0-9]+(&[^>]*)?>; rel="next"$',
+              example: '</api/projects/1/webhooks/2/deliveries?limit=50&cursor=1795390000000-42>; rel="next"',
+            },
           },
         },
       },

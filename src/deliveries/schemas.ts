@@ -79,18 +79,19 @@ export const deliverySchema = z
   })
   .openapi("Delivery");
 
-export const retryResultSchema = z
-  .object({
-    success: z.boolean(),
-    status_code: z.number().int(),
-    error_message: z.string().nullable(),
-    attempt_number: z.number().int(),
-    delivery_id: z.number().int().openapi({ description: "The new attempt's delivery record" }),
-  })
-  .openapi("RetryResult");
+const retryResultFields = {
+  success: z.boolean(),
+  status_code: z.number().int(),
+  error_message: z.string().nullable(),
+  attempt_number: z.number().int(),
+  delivery_id: z.number().int().openapi({ description: "The new attempt's delivery record" }),
+};
+export const retryResultSchema = z.object(retryResultFields).openapi("RetryResult");
 
-export const testEventResultSchema = retryResultSchema
-  .extend({ event_id: z.string().openapi({ format: "uuid" }) })
+// The fields spelt out rather than an `allOf` of RetryResult: generators flattening an allOf lose its
+// null types (openapi-generator).
+export const testEventResultSchema = z
+  .object({ ...retryResultFields, event_id: z.string().openapi({ format: "uuid" }) })
   .openapi("TestEventResult");
 
 const statsBucket = z.object({

@@ -23,7 +23,8 @@ const testEventBody = z
         error: (issue) =>
           `event_type ${JSON.stringify(issue.input)} cannot be sent as a test event; use one of: ${testableTypes.join(", ")}`,
       })
-      .default("deployment.succeeded"),
+      .default("deployment.succeeded")
+      .openapi({ description: "Default deployment.succeeded" }),
   })
   .openapi("TestEventRequest");
 

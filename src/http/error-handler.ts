@@ -31,9 +31,11 @@ export function validationErrorFrom(error: ZodError, where: string): ValidationE
   );
 }
 
+export const malformedJson = () => new BadRequestError("Malformed JSON in request body.");
+
 /** body-parser reports its failures as errors with a `type`; map the ones a client can cause. */
 function fromBodyParser(error: { type?: unknown; limit?: unknown }): ApiError | undefined {
-  if (error.type === "entity.parse.failed") return new BadRequestError("Malformed JSON in request body.");
+  if (error.type === "entity.parse.failed") return malformedJson();
   if (error.type === "entity.too.large") {
     return new PayloadTooLargeError(`Request body is larger than the limit of ${String(error.limit)} bytes.`);
   }

@@ -1,5 +1,6 @@
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
+import { forGenerators } from "./openapi-generators.js";
 
 extendZodWithOpenApi(z);
 
@@ -18,7 +19,7 @@ export function createRegistry(): OpenAPIRegistry {
 }
 
 export function generateOpenApiDocument(registry: OpenAPIRegistry, version: string) {
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",
     info: {
       title: "webhook-operator API",
@@ -26,10 +27,14 @@ export function generateOpenApiDocument(registry: OpenAPIRegistry, version: stri
       description:
         "Webhooks of projects, the records of their deliveries, replays and test events, and paginated " +
         "lists. Paths sit under /api; every operation takes `Authorization: Bearer <API key>`. A failure " +
-        'answers `{"error": {"code", "message", "details"?}}`; `details` lists the invalid fields of a 400.',
+        'answers `{"error": {"code", "message", "details"?}}`; `details` lists the invalid fields of a 400. ' +
+        "A query parameter an operation does not list is a 400 naming it. Paging and generated clients: " +
+        "docs/api.md.",
       license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },
-    servers: [{ url: "/api" }],
+    // The service's root, not /api: the deliveries list's Link header holds a root-relative /api/…
+    // address, which a client joins to this server URL as it joins any path of this document.
+    servers: [{ url: "/", description: "The service's root; give a generated client http(s)://host:port" }],
     security: [{ bearerAuth: [] }],
     tags: [
       {
@@ -52,6 +57,7 @@ export function generateOpenApiDocument(registry: OpenAPIRegistry, version: stri
       { name: "Service", description: "This installation: its version, and whether it runs in a cluster" },
     ],
   });
+  return forGenerators(document);
 }
 
 export const errorResponseSchema = z
@@ -65,4 +71,5 @@ export const errorResponseSchema = z
       }),
     }),
   })
-  .openapi("Error");
+  // Not "Error": generated clients would name a class after it (java.lang.Error, Python's models.Error).
+  .openapi("ErrorResponse");

@@ -1,9 +1,9 @@
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import type { Request, Response, Router } from "express";
-import type { z } from "zod";
+import { ZodError, type z } from "zod";
 import { BadRequestError, MethodNotAllowedError } from "../errors.js";
 import type { AuthContext } from "./auth-context.js";
-import { validationErrorFrom } from "./error-handler.js";
+import { malformedJson, validationErrorFrom } from "./error-handler.js";
 import { errorResponseSchema } from "./openapi.js";
 
 type Method = "get" | "post" | "put" | "delete";
@@ -48,12 +48,12 @@ export interface RouteDefinition<PS extends AnyObject, QS extends AnyObject, BS 
 export interface ResponseDefinition {
   description: string;
   schema?: z.ZodType;
-  /** Response headers worth documenting, e.g. Link. */
-  headers?: Record<string, { description: string }>;
+  /** Response headers worth documenting, e.g. Link; a string unless a schema says more. */
+  headers?: Record<string, { description: string; schema?: Record<string, unknown> }>;
 }
 
 // Every authenticated route can answer these; routes add their own.
-const commonErrors: Record<number, ResponseDefinition> = {
+const commonErrors: Record<number | "default", ResponseDefinition> = {
   400: { description: "Invalid input" },
   401: { description: "Missing or invalid API key" },
   429: {
@@ -62,6 +62,16 @@ const commonErrors: Record<number, ResponseDefinition> = {
     headers: { "Retry-After": { description: "Seconds until the address may authenticate again" } },
   },
   404: { description: "Unknown id, or an id of another project" },
+  500: { description: "An unexpected failure; the service's log holds its details" },
+  503: {
+    description: "The service cannot answer now (its database or the Kubernetes API unreachable); retry",
+  },
+  default: { description: "Any other failure, in the same shape" },
+};
+
+// Only an operation that reads a body can be sent one too large.
+const bodyErrors: Record<number, ResponseDefinition> = {
+  413: { description: "The request body is larger than the service accepts" },
 };
 
 // The methods each path of a router answers, for refuseOtherMethods.
@@ -103,6 +113,24 @@ const bodyless = (req: Request) =>
   req.headers["transfer-encoding"] === undefined && Number(req.headers["content-length"] ?? 0) === 0;
 
 /**
+ * A query parameter the operation does not list is a 400 naming it, not ignored: `?page=2` on a cursor
+ * list, or a misspelt `per-page`, would otherwise answer the first page as if it had been read.
+ */
+function refuseUnknownQuery(schema: AnyObject | undefined, query: unknown): void {
+  const known = schema ? Object.keys(schema.shape) : [];
+  const unknown = Object.keys(query ?? {}).filter((name) => !known.includes(name));
+  if (unknown.length === 0) return;
+  const takes = known.length === 0 ? "this operation takes none" : `this operation takes ${known.join(", ")}`;
+  const issues = unknown.map((name) => ({
+    code: "custom" as const,
+    path: [name],
+    message: `unknown query parameter; ${takes}`,
+    input: undefined,
+  }));
+  throw validationErrorFrom(new ZodError(issues), "query");
+}
+
+/**
  * Declares one endpoint once: the same zod schemas validate the request at run time and describe it
  * in the OpenAPI document, so the two cannot drift.
  */
@@ -114,16 +142,21 @@ export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends 
   const responses: RouteConfig["responses"] = {};
   for (const [status, { description, schema, headers }] of Object.entries({
     ...commonErrors,
+    ...(route.body ? bodyErrors : {}),
     ...route.responses,
   })) {
-    const content = schema ?? (Number(status) >= 400 ? errorResponseSchema : undefined);
+    const error = status === "default" || Number(status) >= 400;
+    const content = schema ?? (error ? errorResponseSchema : undefined);
     responses[status] = {
       description,
       ...(content ? { content: { "application/json": { schema: content } } } : {}),
       ...(headers
         ? {
             headers: Object.fromEntries(
-              Object.entries(headers).map(([n, h]) => [n, { ...h, schema: { type: "string" } }]),
+              Object.entries(headers).map(([n, { schema, ...h }]) => [
+                n,
+                { ...h, schema: schema ?? { type: "string" } },
+              ]),
             ),
           }
         : {}),
@@ -131,7 +164,8 @@ export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends 
   }
   registry.registerPath({
     method: route.method,
-    path: route.path,
+    // The document's server is the service's root (openapi.ts), so its paths spell out /api.
+    path: `/api${route.path}`,
     operationId: route.operationId,
     summary: route.summary,
     description: route.description,
@@ -152,10 +186,13 @@ export function addRoute<PS extends AnyObject, QS extends AnyObject, BS extends 
   methods.set(expressPath, [...(methods.get(expressPath) ?? []), route.method.toUpperCase()]);
   router[route.method](expressPath, async (req: Request, res: Response) => {
     const params = parse(route.params, req.params, "path");
+    refuseUnknownQuery(route.query, req.query);
     const query = parse(route.query, req.query, "query");
     if (route.body && req.body === undefined && !(route.bodyOptional && bodyless(req))) {
       throw new BadRequestError("Request body must be JSON sent with Content-Type: application/json.");
     }
+    // JSON null is a body left out where it may be (generated clients send it for "no body").
+    if (route.body && req.body === null && !route.bodyOptional) throw malformedJson();
     const body = parse(route.body, req.body ?? {}, "body");
     const result = await route.handler({ params, query, body, auth: res.locals.auth as AuthContext, req });
     if (result.headers) res.set(result.headers);

@@ -95,28 +95,26 @@ export const formatFields = {
  * format and a template given together agree (a template alone is checked against the stored format).
  */
 const isTemplate = { const: "template" };
+// if/then/else rather than an anyOf (or a `not` of one) of variants: generators make a class per variant
+// (openapi-python-client's CreateWebhookType0 and Type1) or fail on them (openapi-generator's Python),
+// and leave if/then/else to validators, which is what the rule is.
 export const templateRule = {
   create: {
-    anyOf: [
-      {
-        required: ["format", "template"],
-        properties: { format: isTemplate, template: { type: "string" as const } },
-      },
-      { properties: { format: { not: isTemplate }, template: { type: "null" as const } } },
-    ],
+    if: { required: ["format"], properties: { format: isTemplate } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
+    then: { required: ["template"], properties: { template: { type: "string" as const } } },
+    else: { properties: { template: { type: "null" as const } } },
   },
+  // Refused only when both are given and disagree: with format template a template (if given) is a
+  // string; with another format it (if given) is null.
   update: {
-    not: {
-      anyOf: [
-        {
-          required: ["format", "template"],
-          properties: { format: { not: isTemplate }, template: { type: "string" as const } },
-        },
-        {
-          required: ["format", "template"],
-          properties: { format: isTemplate, template: { type: "null" as const } },
-        },
-      ],
+    if: { required: ["format"], properties: { format: isTemplate } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
+    then: { properties: { template: { type: "string" as const } } },
+    else: {
+      if: { required: ["format"], properties: { format: { type: "string" as const } } },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
+      then: { properties: { template: { type: "null" as const } } },
     },
   },
 };
@@ -182,7 +180,7 @@ export function resolveFormatSettings(
       const message = `a template is only used with format "template" (format is "${format}")`;
       if (options.updating && body.format === undefined)
         throw conflicting(`The webhook's format is "${format}": ${message}`);
-      throw invalid("template", message);
+      throw invalid("body.template", message);
     }
     template = null;
   } else if (template === null) {
@@ -190,14 +188,14 @@ export function resolveFormatSettings(
     if (options.updating && (body.format === undefined || body.template === undefined)) {
       throw conflicting(`The webhook has no template to keep: ${message}`);
     }
-    throw invalid("template", message);
+    throw invalid("body.template", message);
   } else {
     try {
       parseTemplate(template);
     } catch (error) {
       // The parser's message names the line when it knows it ("Line 3: …").
       if (error instanceof TemplateSyntaxError) {
-        throw invalid("template", error.message);
+        throw invalid("body.template", error.message);
       }
       throw error;
     }

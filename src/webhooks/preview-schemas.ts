@@ -13,7 +13,8 @@ const emittedTypes = eventTypes.filter((type) => type.emitted).map((type) => typ
 
 const eventType = z
   .enum(emittedTypes, { error: `event_type must be one of: ${emittedTypes.join(", ")}` })
-  .default("deployment.succeeded");
+  .default("deployment.succeeded")
+  .openapi({ description: "Default deployment.succeeded" });
 
 export const previewBody = z.strictObject({ event_type: eventType }).openapi("PreviewRequest");
 // A draft is what a create takes, nothing required (a form being filled in), plus the event to preview.

@@ -87,7 +87,10 @@ export const createWebhookBody = z
   .strictObject({
     url: httpUrl("url").openapi({ example: "https://example.com/hooks/deployments" }),
     events,
-    enabled: z.boolean({ error: "enabled must be a boolean" }).default(true),
+    enabled: z
+      .boolean({ error: "enabled must be a boolean" })
+      .default(true)
+      .openapi({ description: "Default true" }),
     secret: secret.nullable().optional(),
     retry_policy: retryPolicy.nullable().optional(),
     auto_disable: autoDisable.nullable().optional(),
@@ -99,7 +102,13 @@ export const createWebhookBody = z
 export const updateWebhookBody = z
   .strictObject({
     url: httpUrl("url").optional(),
-    events: events.optional(),
+    // null is taken as left out: generated clients that start a list as null send it (openapi-generator's
+    // Java client sends [] for a list nobody set unless the document allows null).
+    events: events
+      .nullable()
+      .optional()
+      .transform((names) => names ?? undefined)
+      .openapi({ description: "The subscribed event types; null or left out keeps them" }),
     enabled: z
       .boolean({ error: "enabled must be a boolean" })
       .optional()

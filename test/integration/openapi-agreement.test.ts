@@ -45,7 +45,7 @@ async function rawRequest(head: string): Promise<number> {
 
 describe("POST …/test, whose body the document marks optional", () => {
   it("is documented as optional", async () => {
-    const operation = document.paths["/projects/{project_id}/webhooks/{webhook_id}/test"].post;
+    const operation = document.paths["/api/projects/{project_id}/webhooks/{webhook_id}/test"].post;
     expect(operation.requestBody.required).toBe(false);
   });
 

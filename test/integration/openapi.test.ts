@@ -84,7 +84,7 @@ afterAll(() => service.close());
 
 describe("GET /api/docs", () => {
   it("documents endpoint 7's cursor, filters and Link header, and the stats endpoint", () => {
-    const list = document.paths["/projects/{project_id}/webhooks/{webhook_id}/deliveries"].get;
+    const list = document.paths["/api/projects/{project_id}/webhooks/{webhook_id}/deliveries"].get;
     expect(
       list.parameters
         .filter((p: { in: string }) => p.in === "query")
@@ -93,7 +93,7 @@ describe("GET /api/docs", () => {
     ).toEqual(["cursor", "event_type", "limit", "success"]);
     expect(list.responses["200"].headers.Link.description).toContain('rel="next"');
     expect(list.responses["200"].content["application/json"].schema.type).toBe("array");
-    const stats = document.paths["/projects/{project_id}/webhooks/{webhook_id}/stats"].get;
+    const stats = document.paths["/api/projects/{project_id}/webhooks/{webhook_id}/stats"].get;
     expect(stats.responses["200"].content["application/json"].schema.$ref).toBe(
       "#/components/schemas/DeliveryStats",
     );
@@ -121,7 +121,7 @@ describe("GET /api/docs", () => {
       methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method.toUpperCase()]);
     expect(methodsByPath.size).toBeGreaterThanOrEqual(8);
     for (const [path, methods] of methodsByPath) {
-      const response = await fetch(`${service.baseUrl}/api${path.replace(/\{\w+\}/g, "1")}`, {
+      const response = await fetch(`${service.baseUrl}${path.replace(/\{\w+\}/g, "1")}`, {
         method: "OPTIONS",
         headers: { authorization: `Bearer ${service.adminKey}` },
       });
@@ -134,20 +134,20 @@ describe("GET /api/docs", () => {
     const documented = documentedOperations(document).map(key);
     expect(documented).toEqual(
       expect.arrayContaining([
-        "GET /webhook-event-types",
-        "POST /projects/{project_id}/webhooks",
-        "GET /projects/{project_id}/webhooks",
-        "GET /projects/{project_id}/webhooks/{webhook_id}",
-        "PUT /projects/{project_id}/webhooks/{webhook_id}",
-        "DELETE /projects/{project_id}/webhooks/{webhook_id}",
-        "GET /projects/{project_id}/webhooks/{webhook_id}/deliveries",
-        "GET /projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}",
+        "GET /api/webhook-event-types",
+        "POST /api/projects/{project_id}/webhooks",
+        "GET /api/projects/{project_id}/webhooks",
+        "GET /api/projects/{project_id}/webhooks/{webhook_id}",
+        "PUT /api/projects/{project_id}/webhooks/{webhook_id}",
+        "DELETE /api/projects/{project_id}/webhooks/{webhook_id}",
+        "GET /api/projects/{project_id}/webhooks/{webhook_id}/deliveries",
+        "GET /api/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}",
       ]),
     );
   });
 
   it("declares path parameters as integers", () => {
-    const operation = document.paths["/projects/{project_id}/webhooks/{webhook_id}"].get;
+    const operation = document.paths["/api/projects/{project_id}/webhooks/{webhook_id}"].get;
     const names = operation.parameters.filter((p: { in: string }) => p.in === "path");
     expect(names.map((p: { name: string }) => p.name).sort()).toEqual(["project_id", "webhook_id"]);
     for (const parameter of names) {

@@ -467,9 +467,13 @@ describe("GET /projects/{project_id}/webhooks (page_size family)", () => {
       expect(webhook.updated_at).toMatch(isoMillis);
     }
     expect(response.text).not.toContain("secret-");
-    // Unrelated query parameters do not switch to the envelope.
+    // Other lists' parameters neither switch to the envelope nor go unread: a 400 names them.
     const other = await service.api("GET", path("?per_page=5&limit=3"));
-    expect(idsOf(other.body)).toEqual(expected);
+    expect(other.status).toBe(400);
+    expect(other.body.error.details.map((detail: { path: string }) => detail.path)).toEqual([
+      "query.per_page",
+      "query.limit",
+    ]);
   });
 
   it("switches to the {data,total,page,page_size} envelope with page alone (page_size 20)", async () => {

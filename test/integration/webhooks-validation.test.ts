@@ -316,7 +316,7 @@ describe("PUT /projects/{project_id}/webhooks/{webhook_id}", () => {
     ["empty events", { events: [] }],
     ["unknown event", { events: ["deployment.exploded"] }],
     ["events is a string", { events: "deployment.failed" }],
-    ["events is null", { events: null }],
+    // events: null is taken as left out (test/integration/openapi-generators.test.ts).
     ["enabled is a string", { enabled: "yes" }],
     ["enabled is null", { enabled: null }],
     ["empty secret", { secret: "" }],
