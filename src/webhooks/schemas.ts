@@ -160,10 +160,9 @@ export const webhookSchema = z
     }),
     disabled_at: isoTimestamp.nullable().openapi({ description: "When it was auto-disabled, or null" }),
     ...formatReadFields,
-    filters: webhookFiltersInput.optional().openapi({
-      description:
-        "The webhook's filters (docs/api.md, Filters); absent when it has none and gets every subscribed event",
-    }),
+    // Absent when the webhook has none and gets every subscribed event. No description here: one
+    // beside a $ref becomes an allOf, whose nullability generators drop (docs/api.md, Filters).
+    filters: webhookFiltersInput.optional(),
   })
   .openapi("Webhook");
 
