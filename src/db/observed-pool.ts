@@ -1,0 +1,92 @@
+import pg from "pg";
+import type { ConnectionEpisodes } from "./connection-episodes.js";
+
+// Errors that mean the database did not answer at all (refused, reset, timed out, dropped), as opposed
+// to an error Postgres reported. pg gives them no code to tell them by, so they are noted where they
+// come out of a connection: in the pool's connect and in each client's query.
+const unreachable = new WeakSet<object>();
+
+/** Whether `error` came from a connection that failed, not from Postgres answering (API: 503). */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  return typeof error === "object" && error !== null && unreachable.has(error);
+}
+
+function noteFailure(error: unknown, episodes: ConnectionEpisodes): void {
+  if (typeof error === "object" && error !== null) unreachable.add(error);
+  episodes.failed(error);
+}
+
+type QueryCallback = (error: Error | undefined, result: unknown) => void;
+
+/** A pg.Client that tells `episodes` whether its queries got an answer. */
+function observedClient(episodes: ConnectionEpisodes): typeof pg.Client {
+  const settle = (error: unknown) => {
+    if (error === undefined || error === null || error instanceof pg.DatabaseError) episodes.answered();
+    else noteFailure(error, episodes);
+  };
+  return class ObservedClient extends pg.Client {
+    // biome-ignore lint/suspicious/noExplicitAny: forwards each of pg's query forms unchanged
+    override query(...args: any[]): any {
+      const last = args.length - 1;
+      const callback = args[last] as unknown;
+      if (typeof callback === "function") {
+        args[last] = ((error, result) => {
+          settle(error);
+          (callback as QueryCallback)(error, result);
+        }) satisfies QueryCallback;
+        return Reflect.apply(pg.Client.prototype.query, this, args);
+      }
+      const result: unknown = Reflect.apply(pg.Client.prototype.query, this, args);
+      if (!(result instanceof Promise)) return result; // a Submittable (a cursor, a stream)
+      return result.then(
+        (value: unknown) => {
+          settle(undefined);
+          return value;
+        },
+        (error: unknown) => {
+          settle(error);
+          throw error;
+        },
+      );
+    }
+  };
+}
+
+type ConnectCallback = (
+  error: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: () => void,
+) => void;
+
+/**
+ * pg's Pool whose connection failures (a connect refused or timed out, a query with no answer, an idle
+ * connection found dead) are noted for isDatabaseUnreachable and counted in `episodes`, and whose
+ * successes end an episode. A client whose query got no answer is released as broken by the pool
+ * (pool.query) or by withTransaction, so it is closed, never lent out again.
+ */
+export function observedPool(config: pg.PoolConfig, episodes: ConnectionEpisodes): pg.Pool {
+  class ObservedPool extends pg.Pool {
+    override connect(): Promise<pg.PoolClient>;
+    override connect(callback: ConnectCallback): void;
+    override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | undefined {
+      if (callback) {
+        // pool.query comes this way too.
+        super.connect((error, client, done) => {
+          if (error) noteFailure(error, episodes);
+          callback(error, client, done);
+        });
+        return undefined;
+      }
+      return super.connect().catch((error: unknown) => {
+        noteFailure(error, episodes);
+        throw error;
+      });
+    }
+  }
+  const pool = new ObservedPool({ ...config, Client: observedClient(episodes) });
+  // An idle connection lost (a database restart, keepalive probes unanswered): the pool has already
+  // dropped it and makes a new one on next use; the episode says so once.
+  pool.on("error", (error) => noteFailure(error, episodes));
+  pool.on("connect", () => episodes.answered());
+  return pool;
+}
