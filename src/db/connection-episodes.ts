@@ -26,7 +26,7 @@ export class ConnectionEpisodes {
     this.episode = { startedAt: Date.now(), failures: 1 };
     this.logger?.warn(
       { role: this.role, error: describe(error) },
-      `database connections (${this.role}) failing: the next line says when they answer again`,
+      `database connections (${this.role}) failing; logged once until they recover`,
     );
   }
 
@@ -36,7 +36,7 @@ export class ConnectionEpisodes {
     this.episode = undefined;
     this.logger?.info(
       { role: this.role, failures, lastedMs: Date.now() - startedAt },
-      `database connections (${this.role}) answer again`,
+      `database connections (${this.role}) recovered`,
     );
   }
 }

@@ -16,6 +16,17 @@ function noteFailure(error: unknown, episodes: ConnectionEpisodes): void {
   episodes.failed(error);
 }
 
+/**
+ * How long ending a connection may wait for Postgres to close its side. On a silent network it never
+ * does (its goodbye is dropped), and a pool's end, so a shutdown, would wait as long as TCP keeps trying.
+ */
+const endGraceMs = 1_000;
+
+/** Closes `client`'s socket unless its graceful end finished within `ms` (then this does nothing). */
+export function closeWithin(client: pg.Client, ms: number): void {
+  setTimeout(() => client.connection.stream.destroy(), ms).unref();
+}
+
 type QueryCallback = (error: Error | undefined, result: unknown) => void;
 
 /** A pg.Client that tells `episodes` whether its queries got an answer. */
@@ -25,6 +36,15 @@ function observedClient(episodes: ConnectionEpisodes): typeof pg.Client {
     else noteFailure(error, episodes);
   };
   return class ObservedClient extends pg.Client {
+    override end(): Promise<void>;
+    override end(callback: (error: Error) => void): void;
+    override end(callback?: (error: Error) => void): Promise<void> | undefined {
+      closeWithin(this, endGraceMs);
+      if (!callback) return super.end();
+      super.end(callback);
+      return undefined;
+    }
+
     // biome-ignore lint/suspicious/noExplicitAny: forwards each of pg's query forms unchanged
     override query(...args: any[]): any {
       const last = args.length - 1;

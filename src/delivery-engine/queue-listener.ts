@@ -1,4 +1,5 @@
 import pg from "pg";
+import { closeWithin } from "../db/observed-pool.js";
 import type { Logger } from "../logger.js";
 import { deliveriesChannel } from "./emit.js";
 
@@ -33,6 +34,7 @@ export class QueueListener {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
+    if (this.client) closeWithin(this.client, 1_000); // its goodbye may go unanswered (a silent network)
     await this.client?.end().catch(() => {});
   }
 
