@@ -1,3 +1,4 @@
+import { blackholedDatabase } from "./blackhole.js";
 import { hostileAfterRestart, hostileNewWebhook } from "./hostile-scenarios.js";
 import {
   databaseOutage,
@@ -19,6 +20,7 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["two-replicas", () => twoReplicasOneKilled()],
   ["outage-5s", () => databaseOutage(5_000)],
   ["outage-30s", () => databaseOutage(30_000)],
+  ["blackhole", blackholedDatabase],
   ["hanging", hangingReceivers],
   ["failing", failingReceivers],
   ["rolling", rollingRestart],

@@ -29,13 +29,29 @@ export function closeWithin(client: pg.Client, ms: number): void {
 
 type QueryCallback = (error: Error | undefined, result: unknown) => void;
 
-/** A pg.Client that tells `episodes` whether its queries got an answer. */
+/**
+ * A pg.Client that tells `episodes` whether its queries got an answer. One that got none is given up
+ * at once (its socket closed): its query may still be on the wire, and a client left that way would
+ * make the next query wait behind it; closed, the pool drops it on release (or when idle) instead of
+ * lending it out again. Its errors are always listened to, so a connection lost while lent out (where
+ * the pool does not listen) cannot take the process down.
+ */
 function observedClient(episodes: ConnectionEpisodes): typeof pg.Client {
-  const settle = (error: unknown) => {
-    if (error === undefined || error === null || error instanceof pg.DatabaseError) episodes.answered();
-    else noteFailure(error, episodes);
-  };
   return class ObservedClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      this.on("error", (error) => noteFailure(error, episodes));
+    }
+
+    private settle(error: unknown): void {
+      if (error === undefined || error === null || error instanceof pg.DatabaseError) {
+        episodes.answered();
+        return;
+      }
+      noteFailure(error, episodes);
+      this.connection.stream.destroy();
+    }
+
     override end(): Promise<void>;
     override end(callback: (error: Error) => void): void;
     override end(callback?: (error: Error) => void): Promise<void> | undefined {
@@ -51,7 +67,7 @@ function observedClient(episodes: ConnectionEpisodes): typeof pg.Client {
       const callback = args[last] as unknown;
       if (typeof callback === "function") {
         args[last] = ((error, result) => {
-          settle(error);
+          this.settle(error);
           (callback as QueryCallback)(error, result);
         }) satisfies QueryCallback;
         return Reflect.apply(pg.Client.prototype.query, this, args);
@@ -60,11 +76,11 @@ function observedClient(episodes: ConnectionEpisodes): typeof pg.Client {
       if (!(result instanceof Promise)) return result; // a Submittable (a cursor, a stream)
       return result.then(
         (value: unknown) => {
-          settle(undefined);
+          this.settle(undefined);
           return value;
         },
         (error: unknown) => {
-          settle(error);
+          this.settle(error);
           throw error;
         },
       );
@@ -105,8 +121,8 @@ export function observedPool(config: pg.PoolConfig, episodes: ConnectionEpisodes
   }
   const pool = new ObservedPool({ ...config, Client: observedClient(episodes) });
   // An idle connection lost (a database restart, keepalive probes unanswered): the pool has already
-  // dropped it and makes a new one on next use; the episode says so once.
-  pool.on("error", (error) => noteFailure(error, episodes));
+  // dropped it and makes a new one on next use; the client itself noted the failure.
+  pool.on("error", () => {});
   pool.on("connect", () => episodes.answered());
   return pool;
 }
