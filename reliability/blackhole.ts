@@ -13,7 +13,7 @@ import {
 import { dropPacketsTo } from "./packet-drop.js";
 import { type Figure, figure } from "./scenarios.js";
 
-// Postgres blackholed mid-burst: packets to its port dropped, not refused, for 60 s, with two replicas
+// Postgres blackholed mid-burst: packets to its port dropped, not refused, for 60 s (by default), with two replicas
 // delivering (their leases on claimed rows run out meanwhile). Measured with the service's default
 // database timeouts: how soon /readyz says 503 and how long each probe takes, that no API request
 // hangs past its bound (statement timeout 15 s + 5 s), how soon deliveries flow once packets pass,
@@ -21,7 +21,6 @@ import { type Figure, figure } from "./scenarios.js";
 // (it lives in the Kubernetes API, not in Postgres, which this cannot reach); the Postgres side of
 // "one owner at a time" is the rows' claims, which the duplicates and the unfinished rows measure.
 
-const blackholeMs = 60_000;
 const readyBoundMs = 2_000;
 const apiBoundMs = 15_000 + 5_000;
 const events = 3_000;
@@ -61,7 +60,7 @@ async function probeUntil(
   return Promise.all(calls);
 }
 
-export async function blackholedDatabase(): Promise<Figure[]> {
+export async function blackholedDatabase(blackholeMs = 60_000): Promise<Figure[]> {
   const name = `Postgres blackholed ${blackholeMs / 1000} s mid-burst (2 replicas, ${events} events)`;
   const db = await startDatabase();
   const port = Number(new URL(db.url).port);

@@ -20,7 +20,7 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["two-replicas", () => twoReplicasOneKilled()],
   ["outage-5s", () => databaseOutage(5_000)],
   ["outage-30s", () => databaseOutage(30_000)],
-  ["blackhole", blackholedDatabase],
+  ["blackhole", () => blackholedDatabase(60_000)],
   ["hanging", hangingReceivers],
   ["failing", failingReceivers],
   ["rolling", rollingRestart],
