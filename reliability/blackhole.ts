@@ -93,9 +93,12 @@ export async function blackholedDatabase(blackholeMs = 60_000): Promise<Figure[]
 
     const readyAgain = await until(async () => (await a.ready()) && (await b.ready()), 60_000);
     const readyAgainS = (Date.now() - liftedAt) / 1000;
-    const flowing = await until(() => receiver.requests.some((r) => r.receivedAt > liftedAt), 120_000);
-    const firstAfter = receiver.requests.find((r) => r.receivedAt > liftedAt);
-    const flowingAgainS = flowing && firstAfter ? (firstAfter.receivedAt - liftedAt) / 1000 : Infinity;
+    // Flowing: a hundred more deliveries arrived (not one send that was already on its way).
+    const afterLift = () => receiver.requests.filter((r) => r.receivedAt > liftedAt);
+    const flowing = await until(() => afterLift().length >= 100, 120_000);
+    const hundredth = afterLift()[99];
+    const flowingAgainS = flowing && hundredth ? (hundredth.receivedAt - liftedAt) / 1000 : Infinity;
+    const firstAfterS = ((afterLift()[0]?.receivedAt ?? Infinity) - liftedAt) / 1000;
     await until(() => tally(ids, receiver.requests).lost === 0, 180_000);
     const unfinished = async () =>
       (
@@ -115,7 +118,7 @@ export async function blackholedDatabase(blackholeMs = 60_000): Promise<Figure[]
     const during503 = readyProbes.filter(cutOff);
     const { lost, duplicates } = tally(ids, receiver.requests);
     process.stderr.write(
-      `blackhole: ${receivedAtDrop} received before the drop, ${sentDuring} during; API statuses during: ${apiCalls.map((c) => c.status).join(",")}\n`,
+      `blackhole: ${receivedAtDrop} received before the drop, ${sentDuring} during, the first after ${firstAfterS} s; API statuses during: ${apiCalls.map((c) => c.status).join(",")}\n`,
     );
     return [
       figure(name, "lost", lost, 0),
@@ -150,7 +153,7 @@ export async function blackholedDatabase(blackholeMs = 60_000): Promise<Figure[]
       ),
       figure(name, "API requests unanswered (no status)", apiCalls.filter((c) => c.status === 0).length, 0),
       figure(name, "/readyz ready again after packets pass", readyAgain ? readyAgainS : Infinity, 15, " s"),
-      figure(name, "deliveries flowing again after packets pass", flowingAgainS, 35, " s"),
+      figure(name, "deliveries flowing again after packets pass (100 more arrived)", flowingAgainS, 35, " s"),
       figure(name, "replicas restarted or exited (0 = none)", running ? 0 : 1, 0),
     ];
   } finally {
