@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/app/config.js";
 import { type RunningService, startService } from "../../src/app/service.js";
 import { isDatabaseUnreachable } from "../../src/db/observed-pool.js";
-import { createPool } from "../../src/db/pool.js";
+import { createPool, withTransaction } from "../../src/db/pool.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { type SilentRelay, startSilentRelay } from "../support/silent-relay.js";
 import { waitUntil } from "../support/wait.js";
@@ -112,25 +112,19 @@ describe("a database that goes silent", () => {
   });
 });
 
+const quickTimeouts = {
+  connectTimeoutMs: 200,
+  statementTimeoutMs: 200,
+  lockTimeoutMs: 200,
+  idleInTransactionTimeoutMs: 1_000,
+  keepAliveIdleMs: 1_000,
+};
+
 describe("a server that accepts connections and never answers", () => {
   it("fails a connection attempt at the connect timeout, as unreachable", async () => {
     const silent = await startSilentRelay(database.url);
     silent.silence();
-    const pool = createPool(
-      silent.url,
-      1,
-      {},
-      {
-        role: "api",
-        timeouts: {
-          connectTimeoutMs: 200,
-          statementTimeoutMs: 1_000,
-          lockTimeoutMs: 1_000,
-          idleInTransactionTimeoutMs: 1_000,
-          keepAliveIdleMs: 1_000,
-        },
-      },
-    );
+    const pool = createPool(silent.url, 1, {}, { role: "api", timeouts: quickTimeouts });
     try {
       const failure = await pool.query("SELECT 1").catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(Error);
@@ -139,6 +133,25 @@ describe("a server that accepts connections and never answers", () => {
     } finally {
       await pool.end();
       await silent.close();
+    }
+  });
+
+  it("gives up a transaction that got no answer without keeping its connection", async () => {
+    const path = await startSilentRelay(database.url);
+    const pool = createPool(path.url, 1, {}, { role: "api", timeouts: quickTimeouts });
+    try {
+      const failure = await withTransaction(pool, async (client) => {
+        await client.query("SELECT 1");
+        path.silence();
+        await client.query("SELECT 2");
+      }).catch((error: unknown) => error);
+      expect(isDatabaseUnreachable(failure)).toBe(true);
+      path.restore();
+      // One connection in the pool: had the silent one gone back, this would wait behind its query.
+      expect((await pool.query<{ ok: number }>("SELECT 1 AS ok")).rows).toEqual([{ ok: 1 }]);
+    } finally {
+      await pool.end();
+      await path.close();
     }
   });
 
