@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { blackholedDatabase } from "./blackhole.js";
 import { hostileAfterRestart, hostileNewWebhook } from "./hostile-scenarios.js";
 import {
   databaseOutage,
@@ -21,6 +22,7 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["two-replicas", () => twoReplicasOneKilled()],
   ["outage-5s", () => databaseOutage(5_000)],
   ["outage-30s", () => databaseOutage(30_000)],
+  ["blackhole", () => blackholedDatabase(60_000)],
   ["hanging", hangingReceivers],
   ["failing", failingReceivers],
   ["rolling", rollingRestart],

@@ -12,7 +12,7 @@ export interface Figure {
   ok: boolean;
 }
 
-const figure = (scenario: string, name: string, value: number, max: number, unit = ""): Figure => ({
+export const figure = (scenario: string, name: string, value: number, max: number, unit = ""): Figure => ({
   scenario,
   figure: name,
   value: `${Number.isInteger(value) ? value : value.toFixed(1)}${unit}`,

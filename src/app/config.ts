@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { keyWeakness, minimumKeyBits, minimumKeyLength } from "../api-keys/key-strength.js";
+import type { DatabaseTimeouts } from "../db/connection-options.js";
 import { readDatabaseUrlFile } from "../db/database-url-file.js";
 import { parseAllowList } from "../delivery-engine/destination-policy.js";
 import type { DeliverySettings } from "../delivery-engine/engine.js";
@@ -33,6 +34,9 @@ const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     });
 
 const databaseUrl = z.url({ protocol: /^postgres(ql)?$/ });
+
+/** DATABASE_READY_TIMEOUT_MS unset. */
+export const defaultReadyTimeoutMs = 2_000;
 
 /** DELIVERY_RETRY_DELAYS_MS unset: 5 s, 1 min, 5 min, 30 min, 2 h. */
 export const defaultRetryDelaysMs = [5_000, 60_000, 300_000, 1_800_000, 7_200_000];
@@ -96,7 +100,41 @@ export const configSchema = z.object({
   DATABASE_POOL_SIZE: wholeNumber(1, 200)
     .default(10)
     .describe(
-      "Connections in the pool. A replica opens 3 more: the delivery worker's two and its `LISTEN` connection.",
+      "Connections in the API's pool. A replica opens 4 more: the delivery worker's two, its `LISTEN` connection and one for `/readyz`; the leader's controllers have a pool of their own, half this size.",
+    ),
+  // Connections that cannot hang (docs/operating.md, "When Postgres goes silent").
+  DATABASE_CONNECT_TIMEOUT_MS: wholeNumber(100, 600_000)
+    .default(5_000)
+    .describe(
+      "How long opening a connection to Postgres may take (its handshake included), and how long a query waits for a free pooled connection; then it fails (the API answers 503).",
+    ),
+  DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000)
+    .default(15_000)
+    .describe(
+      "Postgres cancels a statement of the service that runs longer (`statement_timeout`). When no answer comes back at all (a network that drops packets) the client gives up 5 s after it and closes the connection.",
+    ),
+  DATABASE_LOCK_TIMEOUT_MS: wholeNumber(100, 3_600_000)
+    .default(5_000)
+    .describe("Postgres cancels a statement that waits longer for a lock (`lock_timeout`)."),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000)
+    .default(30_000)
+    .describe(
+      "Postgres ends a session left idle inside a transaction longer (`idle_in_transaction_session_timeout`), releasing its locks: a replica cut off mid-transaction holds no rows for longer. Sessions idle outside a transaction (the `LISTEN` connection) are not ended.",
+    ),
+  DATABASE_KEEPALIVE_IDLE_MS: wholeNumber(1_000, 3_600_000)
+    .default(10_000)
+    .describe(
+      "An idle connection is probed (TCP keepalive) after this long; ten unanswered probes a second apart close it, so a connection to a database that went silent is found dead in about this plus 10 s.",
+    ),
+  DATABASE_MIGRATION_STATEMENT_TIMEOUT_MS: wholeNumber(1_000, 86_400_000)
+    .default(600_000)
+    .describe(
+      "The statement and lock timeout of the migrations run at start-up, which may rewrite or index large tables and wait for another replica's migration.",
+    ),
+  DATABASE_READY_TIMEOUT_MS: wholeNumber(100, 60_000)
+    .default(defaultReadyTimeoutMs)
+    .describe(
+      "`/readyz` answers 503 when Postgres has not answered `SELECT 1` (on a connection of its own) within this long; nothing is left waiting after it.",
     ),
   DATA_DIR: z
     .string()
@@ -369,7 +407,15 @@ export interface Config {
   http: { host: string; port: number; bounds: HttpBounds; authFailuresPerMinute: number };
   logLevel: string;
   logFormat: LogFormat;
-  database: { url: string | undefined; poolSize: number; dataDir: string; embeddedPort: number };
+  database: {
+    url: string | undefined;
+    poolSize: number;
+    dataDir: string;
+    embeddedPort: number;
+    timeouts: DatabaseTimeouts;
+    migrationStatementTimeoutMs: number;
+    readyTimeoutMs: number;
+  };
   apiKey: { value: string | undefined; file: string | undefined };
   secretKeys: SecretKeysConfig;
   shutdownTimeoutMs: number;
@@ -466,6 +512,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       poolSize: e.DATABASE_POOL_SIZE,
       dataDir: e.DATA_DIR,
       embeddedPort: e.EMBEDDED_POSTGRES_PORT,
+      timeouts: {
+        connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
+        statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+        lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
+        idleInTransactionTimeoutMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+        keepAliveIdleMs: e.DATABASE_KEEPALIVE_IDLE_MS,
+      },
+      migrationStatementTimeoutMs: e.DATABASE_MIGRATION_STATEMENT_TIMEOUT_MS,
+      readyTimeoutMs: e.DATABASE_READY_TIMEOUT_MS,
     },
     apiKey: { value: e.API_KEY, file: e.API_KEY_FILE },
     secretKeys: { value: e.SECRET_ENCRYPTION_KEYS, file: e.SECRET_ENCRYPTION_KEYS_FILE, dataDir: e.DATA_DIR },

@@ -3,6 +3,7 @@ import { authenticate } from "../api-keys/auth.js";
 import { createAuthPacer } from "../api-keys/auth-pacing.js";
 import { registerApiKeyRoutes } from "../api-keys/routes.js";
 import type { Pool } from "../db/pool.js";
+import { type DatabaseReadiness, databaseReadiness } from "../db/readiness.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
 import { registerDeliveryStatsRoutes } from "../deliveries/stats-routes.js";
 import { registerTestEventRoutes } from "../deliveries/test-event-routes.js";
@@ -20,7 +21,7 @@ import { registerProjectRoutes } from "../projects/routes.js";
 import { version } from "../version.js";
 import { registerWebhookRoutes } from "../webhooks/routes.js";
 import type { WebhookSecrets } from "../webhooks/store.js";
-import { defaultRetryDelaysMs } from "./config.js";
+import { defaultReadyTimeoutMs, defaultRetryDelaysMs } from "./config.js";
 import { dashboardRoutes } from "./dashboard.js";
 import { registerHealthRoutes } from "./health.js";
 import { type MetricsEndpointSettings, registerMetricsEndpoint } from "./metrics-endpoint.js";
@@ -48,6 +49,8 @@ export interface AppDependencies {
   metrics?: MetricsEndpointSettings;
   /** AUTH_FAILURES_PER_MINUTE: refused credentials per source before it is paced; unset, no pacing. */
   authFailuresPerMinute?: number;
+  /** /readyz's database check, on a pool of its own (the service's); unset, one on `pool` (tests). */
+  databaseReady?: DatabaseReadiness;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -74,12 +77,13 @@ export function createApp({
   retryDelaysMs = defaultRetryDelaysMs,
   metrics = {},
   authFailuresPerMinute,
+  databaseReady = databaseReadiness(pool, defaultReadyTimeoutMs),
 }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
   app.use(requestLog(logger));
-  registerHealthRoutes(app, pool);
+  registerHealthRoutes(app, databaseReady);
   registerMetricsEndpoint(app, pool, metrics);
 
   const registry = createRegistry();

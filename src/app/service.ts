@@ -6,6 +6,7 @@ import { bootstrapApiKey } from "../api-keys/bootstrap.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../db/embedded.js";
 import { migrate } from "../db/migrate.js";
 import { createPool, type Pool } from "../db/pool.js";
+import { databaseReadiness } from "../db/readiness.js";
 import { destinationPolicyOf } from "../delivery-engine/destination-policy.js";
 import { createDeliveryEngine, type DeliveryEngine } from "../delivery-engine/engine.js";
 import { boundConnections, boundedServerOptions } from "../http/connection-bounds.js";
@@ -83,9 +84,10 @@ export async function startService(
     });
     databaseUrl = embedded.url;
   }
-  const pool = createPool(databaseUrl, config.database.poolSize);
+  const { timeouts } = config.database;
+  const pool = createPool(databaseUrl, config.database.poolSize, {}, { role: "api", timeouts, logger });
   try {
-    const applied = await migrate(pool);
+    const applied = await migrateWithin(databaseUrl, config.database, logger);
     if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
     await bootstrapApiKey(pool, config.apiKey, logger);
     const sealed = await reencryptSecrets(pool, box, { rotate: false });
@@ -100,6 +102,7 @@ export async function startService(
   const engine = createDeliveryEngine({
     pool,
     databaseUrl,
+    databaseTimeouts: timeouts,
     settings: config.delivery,
     openSecret: (sealed) => box.open(sealed),
     outcomePolicy: autoDisablePolicy,
@@ -120,10 +123,24 @@ export async function startService(
   const kubeConfig =
     "kubeConfig" in options ? options.kubeConfig : await loadKubeConfig(config.kubernetes.mode);
   // The controllers (and client-node behind them) are loaded only where a cluster is.
-  const operator = kubeConfig
+  // The controllers' own pool (opened only while this replica leads): their work never waits behind the
+  // API's, and pg_stat_activity tells them apart.
+  const leaderPool = kubeConfig
+    ? createPool(
+        databaseUrl,
+        Math.max(2, Math.ceil(config.database.poolSize / 2)),
+        {},
+        {
+          role: "leader",
+          timeouts,
+          logger,
+        },
+      )
+    : undefined;
+  const operator = leaderPool
     ? (await import("../operator/operator.js")).startOperator({
-        kubeConfig,
-        pool,
+        kubeConfig: kubeConfig as KubeConfig,
+        pool: leaderPool,
         destinationPolicy: destinationPolicyOf(config.delivery),
         secrets: box,
         config: { ...config.kubernetes, leaseNamespace: operatorNamespace(config.kubernetes.podNamespace) },
@@ -160,8 +177,20 @@ export async function startService(
   }
   const destinationPolicy = destinationPolicyOf(config.delivery);
   logDestinationPolicy(logger, config.delivery);
+  const readyTimeoutMs = config.database.readyTimeoutMs;
+  const readyPool = createPool(
+    databaseUrl,
+    1,
+    {},
+    {
+      role: "readyz",
+      timeouts: { ...timeouts, connectTimeoutMs: readyTimeoutMs, statementTimeoutMs: readyTimeoutMs },
+      logger,
+    },
+  );
   const app = createApp({
     pool,
+    databaseReady: databaseReadiness(readyPool, readyTimeoutMs),
     logger,
     engine,
     tokenReviewer,
@@ -205,11 +234,34 @@ export async function startService(
       await retention.stop();
       await closeServer(server, config.shutdownTimeoutMs);
       await engine.stop(config.shutdownTimeoutMs);
-      await pool.end();
+      await Promise.all([pool.end(), readyPool.end(), leaderPool?.end()]);
       await embedded?.stop();
       logger.info("stopped");
     },
   };
+}
+
+/**
+ * The migrations on a connection of their own, named for them, with the longer statement and lock
+ * timeout they may need (a large table rewritten or indexed, another replica's migration waited for).
+ */
+async function migrateWithin(databaseUrl: string, database: Config["database"], logger: Logger) {
+  const { timeouts, migrationStatementTimeoutMs: longer } = database;
+  const pool = createPool(
+    databaseUrl,
+    1,
+    {},
+    {
+      role: "migrations",
+      timeouts: { ...timeouts, statementTimeoutMs: longer, lockTimeoutMs: longer },
+      logger,
+    },
+  );
+  try {
+    return await migrate(pool);
+  } finally {
+    await pool.end();
+  }
 }
 
 /** Says at start-up which destinations deliveries may reach, so an open policy is never a surprise. */

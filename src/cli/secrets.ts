@@ -44,7 +44,12 @@ export function registerSecretsCommands(program: Command): void {
           ? config.secretKeys
           : { ...config.secretKeys, file: join(dataDir, generatedKeyFileName) };
       const box = await loadSecretBox(keys, createLogger("silent"));
-      const pool = createPool(config.database.url, 2);
+      const pool = createPool(
+        config.database.url,
+        2,
+        {},
+        { role: "cli", timeouts: config.database.timeouts },
+      );
       try {
         const changed = await reencryptSecrets(pool, box, { rotate: true });
         process.stdout.write(`re-encrypted ${changed} webhook secret(s) with key ${box.currentKeyId}\n`);

@@ -1,4 +1,8 @@
 import pg from "pg";
+import type { Logger } from "../logger.js";
+import { ConnectionEpisodes } from "./connection-episodes.js";
+import { connectionOptions, type DatabaseRole, type DatabaseTimeouts } from "./connection-options.js";
+import { isDatabaseUnreachable, observedPool } from "./observed-pool.js";
 
 export type Pool = pg.Pool;
 /** Anything that runs a query: the pool, or a client inside a transaction. */
@@ -16,20 +20,36 @@ pg.types.setTypeParser(int8ArrayOid, (value: string) =>
   parseTextArray(value).map((item) => Number.parseInt(item, 10)),
 );
 
-/** `settings` are applied to every connection of the pool (`-c name=value` at connect time). */
+/** Who a pool is for: its role names its connections; with `timeouts` none of them can hang. */
+export interface PoolConnection {
+  role: DatabaseRole;
+  timeouts?: DatabaseTimeouts | undefined;
+  /** Where a role's connection failures are logged, once per episode. */
+  logger?: Logger | undefined;
+}
+
+/**
+ * `settings` are applied to every connection of the pool (`-c name=value` at connect time). Without
+ * `connection` (tools, tests) the pool's connections are named `webhook-operator-api` and wait as long
+ * as pg's defaults let them.
+ */
 export function createPool(
   connectionString: string,
   max: number,
   settings: Record<string, string> = {},
+  connection: PoolConnection = { role: "api" },
 ): Pool {
   const options = Object.entries(settings)
     .map(([name, value]) => `-c ${name}=${value}`)
     .join(" ");
-  const pool = new pg.Pool({ connectionString, max, ...(options ? { options } : {}) });
-  // An idle client losing its connection (database restart) must not crash the process; the pool
-  // replaces it on next use.
-  pool.on("error", () => {});
-  return pool;
+  return observedPool(
+    {
+      ...connectionOptions(connectionString, connection.role, connection.timeouts),
+      max,
+      ...(options ? { options } : {}),
+    },
+    new ConnectionEpisodes(connection.role, connection.logger),
+  );
 }
 
 /** Runs fn in a transaction on one client: committed when fn resolves, rolled back when it throws. */
@@ -39,11 +59,19 @@ export async function withTransaction<T>(pool: Pool, fn: (client: pg.PoolClient)
     await client.query("BEGIN");
     const result = await fn(client);
     await client.query("COMMIT");
+    client.release();
     return result;
   } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
+    // No answer: the connection is closed (Postgres rolls back when it sees it go, or when its
+    // idle-in-transaction timeout ends the session); a ROLLBACK would wait just as long for nothing.
+    // A ROLLBACK that fails leaves the connection in doubt: it is closed too.
+    const broken = isDatabaseUnreachable(error)
+      ? error
+      : await client.query("ROLLBACK").then(
+          () => undefined,
+          (rollbackError: unknown) => rollbackError,
+        );
+    client.release(broken === undefined ? undefined : (broken as Error));
     throw error;
-  } finally {
-    client.release();
   }
 }

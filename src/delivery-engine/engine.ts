@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { connectionOptions, type DatabaseTimeouts } from "../db/connection-options.js";
 import { createPool, type Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
@@ -124,6 +125,8 @@ export interface DeliveryEngine {
 export function createDeliveryEngine(options: {
   pool: Pool;
   databaseUrl: string;
+  /** Bounds for the worker's connections (DATABASE_*_TIMEOUT_MS); unset, pg's defaults (tests). */
+  databaseTimeouts?: DatabaseTimeouts | undefined;
   settings: DeliverySettings;
   /** Opens a webhook's stored secret to sign with (the secret keys, held by the service). */
   openSecret: OpenSecret;
@@ -145,10 +148,15 @@ export function createDeliveryEngine(options: {
     responseBodyLimitBytes: settings.responseBodyLimitBytes,
     openSecret: options.openSecret,
   });
-  const workerPool = createPool(options.databaseUrl, 2, claimSessionSettings);
+  const timeouts = options.databaseTimeouts;
+  const workerPool = createPool(options.databaseUrl, 2, claimSessionSettings, {
+    role: "engine",
+    timeouts,
+    logger,
+  });
   const worker = new DeliveryWorker({
     pool: workerPool,
-    databaseUrl: options.databaseUrl,
+    listenerConnection: connectionOptions(options.databaseUrl, "listener", timeouts),
     workerId,
     concurrency: settings.concurrency,
     perWebhookConcurrency: settings.perWebhookConcurrency,

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { closeWithin } from "../db/observed-pool.js";
 import type { Logger } from "../logger.js";
 import { deliveriesChannel } from "./emit.js";
 
@@ -8,13 +9,16 @@ import { deliveriesChannel } from "./emit.js";
  * (1 s doubling to 30 s) and calls `onNotify` once back, for what was sent meanwhile; the worker's slow
  * poll covers the gap.
  */
+/** A connection string, or pg's options with it (the listener's name and timeouts, engine.ts). */
+export type ListenerConnection = string | pg.ClientConfig;
+
 export class QueueListener {
   private client: pg.Client | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(
-    private readonly databaseUrl: string,
+    private readonly connection: ListenerConnection,
     private readonly onNotify: () => void,
     private readonly logger: Logger,
   ) {}
@@ -30,11 +34,12 @@ export class QueueListener {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
+    if (this.client) closeWithin(this.client, 1_000); // its goodbye may go unanswered (a silent network)
     await this.client?.end().catch(() => {});
   }
 
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl });
+    const client = new pg.Client(this.connection);
     client.on("notification", () => this.onNotify());
     client.on("error", (error) => {
       this.logger.warn({ err: error }, "LISTEN connection lost");

@@ -12,7 +12,7 @@ import {
   releaseClaims,
   releaseClaimsOf,
 } from "./queue.js";
-import { QueueListener } from "./queue-listener.js";
+import { type ListenerConnection, QueueListener } from "./queue-listener.js";
 import { ReceiverLimits } from "./receiver-limits.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 import { longestSendMs } from "./timing.js";
@@ -20,7 +20,7 @@ import { longestSendMs } from "./timing.js";
 export interface WorkerOptions {
   pool: Pool;
   /** For the LISTEN connection, which lives outside the pool. */
-  databaseUrl: string;
+  listenerConnection: ListenerConnection;
   workerId: string;
   concurrency: number;
   perWebhookConcurrency: number;
@@ -129,7 +129,7 @@ export class DeliveryWorker {
 
   constructor(private readonly options: WorkerOptions) {
     this.gatherBelow = Math.ceil(options.concurrency / 8);
-    this.listener = new QueueListener(options.databaseUrl, () => this.wake(), options.logger);
+    this.listener = new QueueListener(options.listenerConnection, () => this.wake(), options.logger);
     const slowAfterMs = Math.min(options.timeoutMs, Math.max(5_000, options.timeoutMs / 4));
     // A row's lease runs from its claim: the wait before its send plus the send must fit in it.
     this.maxWaitMs = Math.min(slowAfterMs, options.leaseMs - longestSendMs(options.timeoutMs));

@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { ErrorRequestHandler } from "express";
 import { ZodError } from "zod";
+import { isDatabaseUnreachable } from "../db/observed-pool.js";
 import {
   ApiError,
   BadRequestError,
   InternalError,
   MethodNotAllowedError,
   PayloadTooLargeError,
+  ServiceUnavailableError,
   TooManyRequestsError,
   ValidationError,
 } from "../errors.js";
@@ -45,11 +47,17 @@ function fromBodyParser(error: { type?: unknown; limit?: unknown }): ApiError | 
   return undefined;
 }
 
+// Logged once per episode where the connections fail (db/connection-episodes.ts), not per request.
+const databaseUnavailable = new ServiceUnavailableError(
+  "The database did not answer in time. Try again shortly.",
+);
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     let apiError: ApiError | undefined;
     if (error instanceof ApiError) apiError = error;
     else if (error instanceof ZodError) apiError = validationErrorFrom(error, "body");
+    else if (isDatabaseUnreachable(error)) apiError = databaseUnavailable;
     else if (typeof error === "object" && error !== null) apiError = fromBodyParser(error);
     if (!apiError) {
       // Internals (SQL, stack) go to the log only; the client gets a generic message and the id that
