@@ -7,6 +7,7 @@ import { parseTemplate } from "../../formats/template.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
+import { goneReasonStart } from "../../webhooks/auto-disable.js";
 import { destinationRefusal } from "../../webhooks/destination-check.js";
 import { pauseOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/owned-store.js";
 import { removeOwnedWebhook, removeWebhooksOfMissingOwners } from "../../webhooks/service.js";
@@ -150,7 +151,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
           ? {
               type: "Ready",
               status: "False",
-              reason: "AutoDisabled",
+              reason: webhook.disabled_reason.startsWith(goneReasonStart) ? "ReceiverGone" : "AutoDisabled",
               message: `${webhook.disabled_reason} (webhook ${webhook.id} of project ${project.id}). Any change to this resource's spec enables it again.`,
               observedGeneration: resource.metadata.generation,
             }
