@@ -1,5 +1,6 @@
 import { iso } from "../http/schemas.js";
 import { defaultTemplateContentType } from "./format-fields.js";
+import { paceJson } from "./rate-limit.js";
 import type { WebhookRow } from "./store.js";
 
 /** A webhook as the API shows it (webhookSchema): never its secret, only whether it has one;
@@ -31,6 +32,7 @@ export function toWebhookJson(row: WebhookRow) {
     template_content_type: row.template_content_type ?? defaultTemplateContentType,
     signature_scheme: row.signature_scheme,
     header_names: row.header_names,
+    ...paceJson(row),
   };
 }
 

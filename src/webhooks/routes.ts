@@ -9,6 +9,7 @@ import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
 import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { toWebhookJson } from "./presenter.js";
+import { setRateLimit } from "./rate-limit.js";
 import { registerPreviewRoutes } from "./preview-routes.js";
 import {
   createWebhookBody,
@@ -110,7 +111,8 @@ export function registerWebhookRoutes(
         headers: body.headers ?? null,
       });
       if (!row) throw webhookLimitReached(params.project_id, perProjectLimit);
-      return { status: 201, body: toWebhookJson(row) };
+      const paced = body.rate_limit ? await setRateLimit(pool, row.project_id, row.id, body.rate_limit) : row;
+      return { status: 201, body: toWebhookJson(paced ?? row) };
     },
   });
 
@@ -183,8 +185,8 @@ export function registerWebhookRoutes(
       const stored = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
       assertNotOwnedByResource(stored);
       if (body.url !== undefined) assertDestinationAllowed(body.url, destinationPolicy);
-      const { headers, ...fields } = body;
-      const row = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
+      const { headers, rate_limit, ...fields } = body;
+      const updated = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
         ...fields,
         ...policyChanges(body),
         formatSettings: formatFieldsGiven(body)
@@ -192,6 +194,10 @@ export function registerWebhookRoutes(
           : undefined,
         headers,
       });
+      const row =
+        updated && rate_limit !== undefined
+          ? await setRateLimit(pool, params.project_id, params.webhook_id, rate_limit)
+          : updated;
       if (!row) throw webhookNotFound(params.project_id, params.webhook_id);
       return { status: 200, body: toWebhookJson(row) };
     },

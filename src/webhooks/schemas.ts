@@ -3,6 +3,7 @@ import { z } from "../http/openapi.js";
 import { pageNumber, pageSize } from "../http/pagination.js";
 import { httpUrl, idParam, isoTimestamp } from "../http/schemas.js";
 import { formatFields, formatReadFields, templateRule } from "./format-fields.js";
+import { paceReadFields, rateLimit } from "./rate-limit.js";
 
 export const webhookParams = z.object({
   project_id: idParam("project_id"),
@@ -90,6 +91,7 @@ export const createWebhookBody = z
     secret: secret.nullable().optional(),
     retry_policy: retryPolicy.nullable().optional(),
     auto_disable: autoDisable.nullable().optional(),
+    rate_limit: rateLimit.nullable().optional(),
     ...formatFields,
   })
   .openapi("CreateWebhook", templateRule.create);
@@ -108,6 +110,7 @@ export const updateWebhookBody = z
       .openapi({ description: "A string replaces the secret; null removes it" }),
     retry_policy: retryPolicy.nullable().optional().openapi({ description: "null turns retries off" }),
     auto_disable: autoDisable.nullable().optional().openapi({ description: "null turns it off" }),
+    rate_limit: rateLimit.nullable().optional().openapi({ description: "null removes it" }),
     ...formatFields,
   })
   .openapi("UpdateWebhook", templateRule.update);
@@ -145,6 +148,7 @@ export const webhookSchema = z
     }),
     disabled_at: isoTimestamp.nullable().openapi({ description: "When it was auto-disabled, or null" }),
     ...formatReadFields,
+    ...paceReadFields,
   })
   .openapi("Webhook");
 
