@@ -74,3 +74,13 @@ export async function setRateLimit(
   );
   return rows[0];
 }
+
+/** The row after applying a create's or an update's `rate_limit` (undefined: left as it is). */
+export async function withRateLimit(
+  db: Queryable,
+  row: WebhookRow,
+  given: RateLimit | null | undefined,
+): Promise<WebhookRow> {
+  if (given === undefined) return row;
+  return (await setRateLimit(db, row.project_id, row.id, given)) ?? row;
+}

@@ -9,8 +9,8 @@ import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
 import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { toWebhookJson } from "./presenter.js";
-import { setRateLimit } from "./rate-limit.js";
 import { registerPreviewRoutes } from "./preview-routes.js";
+import { withRateLimit } from "./rate-limit.js";
 import {
   createWebhookBody,
   eventTypeSchema,
@@ -111,8 +111,7 @@ export function registerWebhookRoutes(
         headers: body.headers ?? null,
       });
       if (!row) throw webhookLimitReached(params.project_id, perProjectLimit);
-      const paced = body.rate_limit ? await setRateLimit(pool, row.project_id, row.id, body.rate_limit) : row;
-      return { status: 201, body: toWebhookJson(paced ?? row) };
+      return { status: 201, body: toWebhookJson(await withRateLimit(pool, row, body.rate_limit)) };
     },
   });
 
@@ -194,10 +193,7 @@ export function registerWebhookRoutes(
           : undefined,
         headers,
       });
-      const row =
-        updated && rate_limit !== undefined
-          ? await setRateLimit(pool, params.project_id, params.webhook_id, rate_limit)
-          : updated;
+      const row = updated && (await withRateLimit(pool, updated, rate_limit));
       if (!row) throw webhookNotFound(params.project_id, params.webhook_id);
       return { status: 200, body: toWebhookJson(row) };
     },
