@@ -74,12 +74,29 @@ export async function pauseWebhook(
 export class PaceWake {
   private timer: NodeJS.Timeout | undefined;
   private atMs = Number.POSITIVE_INFINITY;
+  /** The pauses this worker was told of, until they end: its rows claimed ahead are not sent meanwhile. */
+  private readonly pauses = new Map<number, number>();
 
   constructor(private readonly wake: () => void) {}
 
   /** Rows of a paced webhook were claimed: its next token comes one interval later. */
   claimed(rows: ReadonlyArray<{ pace_interval_ms: number | null }>): void {
     for (const row of rows) if (row.pace_interval_ms !== null) this.at(Date.now() + row.pace_interval_ms);
+  }
+
+  /** The webhook's receiver paused it until `untilMs`: claim again then. */
+  paused(webhookId: number, untilMs: number): void {
+    this.pauses.set(webhookId, Math.max(untilMs, this.pauses.get(webhookId) ?? 0));
+    this.at(untilMs);
+  }
+
+  /** Whether a send of the webhook must wait for a pause this worker knows of. */
+  isPaused(webhookId: number): boolean {
+    const until = this.pauses.get(webhookId);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.pauses.delete(webhookId);
+    return false;
   }
 
   /** Claim again at `atMs` (the earliest of the times asked for wins). */

@@ -434,6 +434,13 @@ export class DeliveryWorker {
       i < this.ready.length && this.slotsInUse() < this.options.concurrency && !this.stopped;
     ) {
       const { delivery } = this.ready[i] as { delivery: ClaimedDelivery };
+      if (this.paceWake.isPaused(delivery.webhook_id)) {
+        // Claimed before its receiver asked for a pause: back to the queue once the pause is stored.
+        this.ready.splice(i, 1);
+        this.limits.released(delivery.webhook_id);
+        void this.releasing?.then(() => this.release([delivery.id]));
+        continue;
+      }
       if (!this.limits.canStart(delivery.webhook_id)) {
         i += 1;
         continue;
@@ -474,7 +481,7 @@ export class DeliveryWorker {
       );
     });
     this.releasing = Promise.all([this.releasing, pausing]).then(() => undefined);
-    this.paceWake.at(untilMs);
+    this.paceWake.paused(delivery.webhook_id, untilMs);
   }
 
   private startSend(delivery: ClaimedDelivery): void {
