@@ -1,4 +1,5 @@
 import { hostileAfterRestart, hostileNewWebhook } from "./hostile-scenarios.js";
+import { rolloutStorm } from "./rollout-storm.js";
 import {
   databaseOutage,
   type Figure,
@@ -26,6 +27,7 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["hostile-restart", hostileAfterRestart],
   ["slowloris", slowloris],
   ["tenant-storm", tenantStorm],
+  ["rollout-storm", rolloutStorm],
 ];
 
 const only = process.argv.slice(2);
