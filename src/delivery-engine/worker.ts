@@ -4,7 +4,7 @@ import { type Logger, logRetry } from "../logger.js";
 import { countDelivery, metrics } from "../metrics.js";
 import type { HandOver } from "./emit.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
-import { PaceWake, pauseWebhook } from "./pace.js";
+import { PaceWake, pauseWebhook, tokenStale } from "./pace.js";
 import {
   type ClaimedDelivery,
   queueDueRetries,
@@ -429,16 +429,18 @@ export class DeliveryWorker {
       expired.push(delivery.id);
     }
     if (expired.length > 0) this.release(expired);
+    const unpaced: number[] = [];
     for (
       let i = 0;
       i < this.ready.length && this.slotsInUse() < this.options.concurrency && !this.stopped;
     ) {
-      const { delivery } = this.ready[i] as { delivery: ClaimedDelivery };
-      if (this.paceWake.isPaused(delivery.webhook_id)) {
-        // Claimed before its receiver asked for a pause: back to the queue once the pause is stored.
+      const { delivery, claimedAtMs } = this.ready[i] as { delivery: ClaimedDelivery; claimedAtMs: number };
+      // Claimed before its receiver asked for a pause, or held so long that its token is stale (pace.ts):
+      // back to the queue, once the pause is stored.
+      if (this.paceWake.isPaused(delivery.webhook_id) || tokenStale(delivery, claimedAtMs)) {
         this.ready.splice(i, 1);
         this.limits.released(delivery.webhook_id);
-        void this.releasing?.then(() => this.release([delivery.id]));
+        unpaced.push(delivery.id);
         continue;
       }
       if (!this.limits.canStart(delivery.webhook_id)) {
@@ -448,6 +450,7 @@ export class DeliveryWorker {
       this.ready.splice(i, 1);
       this.startSend(delivery);
     }
+    if (unpaced.length > 0) void Promise.resolve(this.releasing).then(() => this.release(unpaced));
   }
 
   /** Gives rows back to the queue; if that fails, their leases run out and they are claimed again. */
@@ -516,6 +519,10 @@ export class DeliveryWorker {
         return;
       }
       observeOutcome(delivery, outcome);
+      // A 410 disables a webhook with auto-disable once recorded (webhooks/auto-disable.ts): none of its
+      // rows claimed ahead is sent meanwhile.
+      if (outcome.statusCode === 410 && delivery.counted_by_policy)
+        this.paceWake.paused(delivery.webhook_id, Date.now() + 1_000);
       this.pendingOutcomes.push({
         id: delivery.id,
         outcome,
