@@ -84,3 +84,23 @@ export async function withRateLimit(
   if (given === undefined) return row;
   return (await setRateLimit(db, row.project_id, row.id, given)) ?? row;
 }
+
+/**
+ * A Webhook resource's rate limit into its row, only when it changed: setting it starts a full bucket,
+ * which every reconcile would otherwise hand out again.
+ */
+export async function syncRateLimit(
+  db: Queryable,
+  row: WebhookRow,
+  limit: { perSecond: number; burst: number } | undefined,
+): Promise<void> {
+  const perSecond = limit?.perSecond ?? null;
+  const burst = limit?.burst ?? null;
+  if (row.rate_limit_per_second === perSecond && row.rate_limit_burst === burst) return;
+  await setRateLimit(
+    db,
+    row.project_id,
+    row.id,
+    limit ? { per_second: limit.perSecond, burst: limit.burst } : null,
+  );
+}

@@ -10,6 +10,7 @@ import type { ProjectRow } from "../../projects/store.js";
 import { goneReasonStart } from "../../webhooks/auto-disable.js";
 import { destinationRefusal } from "../../webhooks/destination-check.js";
 import { pauseOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/owned-store.js";
+import { syncRateLimit } from "../../webhooks/rate-limit.js";
 import { removeOwnedWebhook, removeWebhooksOfMissingOwners } from "../../webhooks/service.js";
 import type { WebhookSecrets } from "../../webhooks/store.js";
 import { setCondition } from "../api/conditions.js";
@@ -133,6 +134,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
           autoDisable: spec.autoDisable ?? null,
         },
       });
+      await syncRateLimit(deps.pool, webhook, spec.rateLimit);
       const last = await findLastDelivery(deps.pool, webhook.id);
       Object.assign(status, {
         webhookId: webhook.id,
