@@ -134,11 +134,11 @@ describe("Webhook resources on a real cluster", () => {
         },
       ],
       [
-        "rateLimit of 0 a second",
+        "rateLimit without burst",
         {
           url: "https://hooks.example.com/x",
           events: ["deployment.created"],
-          rateLimit: { perSecond: 0, burst: 1 },
+          rateLimit: { perSecond: 5 },
         },
       ],
     ];
