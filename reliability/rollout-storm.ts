@@ -218,7 +218,7 @@ function fig(scenario: string, figure: string, value: number, max: number, unit 
     scenario,
     figure,
     value: `${Number.isInteger(value) ? value : value.toFixed(1)}${unit}`,
-    bound: min === undefined ? `≤ ${max}${unit}` : `≥ ${min}`,
+    bound: min !== undefined ? `≥ ${min}` : Number.isFinite(max) ? `≤ ${max}${unit}` : "shown, no bound",
     ok: value <= max && (min === undefined || value >= min),
   };
 }
