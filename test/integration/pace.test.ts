@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/pool.js";
+import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { createProject, createWebhook, deliveriesOf, emitMany } from "../support/api-fixtures.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
@@ -72,6 +74,28 @@ describe("a webhook's rate limit", () => {
     expect(records.every((record) => record.success)).toBe(true);
   });
 
+  it.each([
+    ["a rate limit", { rate_limit: { per_second: 1, burst: 1 } }, 0],
+    ["none", {}, 1],
+  ])(
+    "with %s, decides whether an emit may hand its delivery straight to the worker",
+    async (name, fields, handed) => {
+      const slug = `hand-over-${handed}`;
+      const projectId = await createProject(service, slug);
+      await webhookAt(projectId, `/${slug}`, fields);
+      const lease = service.engine.handOverLease();
+      expect(lease, name).toBeDefined();
+      const { handedOver, queued } = await withTransaction(service.pool, (client) =>
+        emitEvents(client, [{ eventType: "deployment.created", projectId, payload: {} }], lease),
+      );
+      expect(queued).toBe(1);
+      // Only the claim takes a paced webhook's tokens: its delivery is queued for it, never handed over.
+      expect(handedOver).toHaveLength(handed);
+      service.engine.handOver(handedOver);
+      await requestsAt(`/${slug}`, 1);
+    },
+  );
+
   it("is validated: a rate or burst out of range is a 400 and changes nothing", async () => {
     const projectId = await createProject(service, "paced-invalid");
     const bad = await service.api("POST", `/projects/${projectId}/webhooks`, {
@@ -90,11 +114,11 @@ describe("a webhook's rate limit", () => {
 
 describe("a receiver's Retry-After", () => {
   it.each([
-    ["429", 429, "seconds", () => "2"],
-    ["503", 503, "an HTTP date", () => new Date(Date.now() + 2_000).toUTCString()],
+    ["429 with seconds", 429, () => "2"],
+    ["503 with an HTTP date", 503, () => new Date(Date.now() + 2_000).toUTCString()],
   ])(
-    "on a %s in %s pauses that webhook only, and sends the delivery again then, not as a failure",
-    async (_s, status, _form, retryAfter) => {
+    "on a %s pauses that webhook only, and sends the delivery again then, not as a failure",
+    async (_name, status, retryAfter) => {
       const slug = `throttled-${status}`;
       const projectId = await createProject(service, slug);
       const throttledId = await webhookAt(projectId, `/${slug}`);
