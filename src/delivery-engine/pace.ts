@@ -16,7 +16,11 @@ import { metrics } from "../metrics.js";
  * - paced: those with one, locked, with their tokens now (the stored level refilled since pace_at, up
  *   to the burst; a bucket never used starts full). Without the statement's follow-ups' webhooks, which
  *   the outcome policy may update in the same statement: a row updated twice by one statement keeps
- *   only one of the changes. They are paced again by the next claim.
+ *   only one of the changes. They are paced again by the next claim. This lock never waits, but the
+ *   follow-ups' do: two statements may meet in opposite orders (one holding a paced webhook's row,
+ *   waiting for a row the other's follow-ups hold while waiting for the first). Postgres then aborts one
+ *   (40P01), which the worker treats as transient: its outcomes are kept and written by the next turn,
+ *   its claims were never made.
  */
 export const pacedCtes = (followUps: boolean) => `
   gates AS (
