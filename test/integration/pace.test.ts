@@ -158,6 +158,31 @@ describe("a receiver's Retry-After", () => {
   );
 });
 
+describe("a hostile Retry-After", () => {
+  it("of a year is cut to DELIVERY_RETRY_AFTER_MAX_SECONDS (1 h), and the webhook counts as throttled", async () => {
+    const projectId = await createProject(service, "a-year");
+    const webhookId = await webhookAt(projectId, "/a-year");
+    receiver.on("/a-year", (_request, res) => res.writeHead(429, { "retry-after": "31536000" }).end());
+    const askedAt = Date.now();
+    await emitMany(service.pool, projectId, "deployment.created", 1);
+    const paused = await waitUntil("the webhook paused", async () => {
+      const shown = await service.api("GET", `/projects/${projectId}/webhooks/${webhookId}`);
+      return shown.body.throttled_until === null ? undefined : shown.body;
+    });
+    const until = Date.parse(paused.throttled_until);
+    expect(until).toBeGreaterThan(askedAt + 3_500_000);
+    expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000);
+    // Throttled, not failing: a gauge of paused webhooks, and no failed attempt recorded.
+    await waitUntil("the throttled gauge", async (saw) => {
+      const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
+      const line = text.split("\n").find((l) => l.startsWith("webhook_operator_webhooks_throttled "));
+      saw(line);
+      return line === "webhook_operator_webhooks_throttled 1" ? true : undefined;
+    });
+    expect(await deliveriesOf(service, projectId, webhookId)).toEqual([]);
+  });
+});
+
 describe("410 Gone", () => {
   it("disables a webhook that opted into auto-disable, and says why", async () => {
     const projectId = await createProject(service, "gone");
