@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blackholedDatabase } from "./blackhole.js";
 import { hostileAfterRestart, hostileNewWebhook } from "./hostile-scenarios.js";
+import { rolloutStorm } from "./rollout-storm.js";
 import {
   databaseOutage,
   type Figure,
@@ -30,6 +31,7 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["hostile-restart", hostileAfterRestart],
   ["slowloris", slowloris],
   ["tenant-storm", tenantStorm],
+  ["rollout-storm", rolloutStorm],
 ];
 
 const only = process.argv.slice(2);

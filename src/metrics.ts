@@ -130,6 +130,18 @@ export const metrics = {
     help: "Webhooks disabled automatically after a run of failed deliveries (webhooks with auto_disable)",
     registers: [shared],
   }),
+  // Pace (docs/deliveries.md): a throttled webhook shows here, not among failed deliveries.
+  webhookThrottled: new client.Counter({
+    name: `${prefix}webhook_throttled_total`,
+    help: "Sends a receiver answered with 429 or 503 and Retry-After: its webhook paused, the delivery queued again",
+    labelNames: ["reason"] as const,
+    registers: [shared],
+  }),
+  webhooksThrottled: new client.Gauge({
+    name: `${prefix}webhooks_throttled`,
+    help: "Webhooks whose sends are paused now by their receiver's Retry-After, across all replicas",
+    registers: [shared],
+  }),
   queueOldestAge: new client.Gauge({
     name: `${prefix}delivery_queue_oldest_age_seconds`,
     help: "Age of the oldest unfinished delivery, in seconds (0 when the queue is empty)",

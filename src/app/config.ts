@@ -244,6 +244,12 @@ export const configSchema = z.object({
     .describe(
       "The waits before automatic retries 1–5 of a webhook that has a retry policy (before attempts 2–6), each with ±20 % jitter.",
     ),
+  // Pace per webhook (docs/deliveries.md, "Pace").
+  DELIVERY_RETRY_AFTER_MAX_SECONDS: wholeNumber(0, 86_400)
+    .default(3_600)
+    .describe(
+      "The longest a receiver's `429` or `503` with `Retry-After` pauses its webhook's sends; a longer `Retry-After` (seconds or an HTTP date) is cut to this.",
+    ),
   // A project's share of the test events and replays, sent while the API request waits (docs/deliveries.md).
   SYNC_SENDS_PER_PROJECT_CONCURRENCY: wholeNumber(1, 1_000)
     .default(8)
@@ -557,6 +563,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pollIntervalMs: e.DELIVERY_POLL_INTERVAL_MS,
       responseBodyLimitBytes: e.DELIVERY_RESPONSE_BODY_LIMIT_BYTES,
       retryDelaysMs: e.DELIVERY_RETRY_DELAYS_MS,
+      retryAfterMaxMs: e.DELIVERY_RETRY_AFTER_MAX_SECONDS * 1000,
       allowPrivateNetworks: e.DELIVERY_ALLOW_PRIVATE_NETWORKS,
       allowedDestinations: e.DELIVERY_ALLOWED_DESTINATIONS,
       allowedDestinationsOnly: e.DELIVERY_ALLOWED_DESTINATIONS_ONLY,

@@ -61,6 +61,7 @@ export function registerMetricsEndpoint(
       metrics.queueDepth.set(stats.depth);
       metrics.queueOldestAge.set(stats.oldestAgeSeconds);
       metrics.retriesWaiting.set(stats.retriesWaiting);
+      metrics.webhooksThrottled.set(stats.throttledWebhooks);
       return true;
     } catch {
       // The database being down must not hide the process metrics: the gauges keep their last value,

@@ -1,6 +1,8 @@
 import { type DeliveryShape, deliveryShapeSql } from "./delivery-shape.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
+import { pacedCtes, pacedTaken } from "./pace.js";
 import type { ClaimPlan } from "./receiver-limits.js";
+import { earlierEventUnfinished } from "./rollout-order.js";
 import type { StatementParams } from "./statement-params.js";
 
 /** A delivery claimed by a worker, with what it needs to send it. */
@@ -14,6 +16,10 @@ export interface ClaimedDelivery {
   /** When the event was recorded, in ms since the epoch. */
   event_created_ms: number;
   attempt_number: number;
+  /** The rollout its event belongs to (rollout-order.ts), null for none. */
+  rollout_id: number | null;
+  /** 1000 / the webhook's rate limit per second, null for a webhook without one (pace.ts). */
+  pace_interval_ms: number | null;
   /** The webhook as the claim saw it: disabled webhooks' deliveries are not sent (README). */
   enabled: boolean;
   retry_max_attempts: number | null;
@@ -40,14 +46,17 @@ export interface ClaimRequest {
  *
  * - unfinished_webhooks: the distinct webhooks with unfinished rows, one index descent each (a loose
  *   index scan over deliveries_unfinished (webhook_id, id), migration 014), not a walk over their rows.
- * - eligible: those a row may go to: within their allowance (known webhooks' as learnt, $default for one
+ * - gates, paced: the webhooks not paused by a receiver's Retry-After, and the tokens of those with a
+ *   rate limit (pace.ts).
+ * - eligible: those a row may go to: within their allowance and their rate limit's tokens (known webhooks' as learnt, $default for one
  *   this worker has not seen), restricted ones only while the restricted budget lasts.
  * - shares: the claim's rows split evenly across them, the one left over going to the webhooks holding
  *   the fewest, no webhook past its allowance: a claim reads about as many rows as it takes, however
  *   many webhooks have due rows (at most one row each for more webhooks than the claim has rows).
  * - candidates: each webhook's oldest due rows, as many as its share, locked as they are read (SKIP
  *   LOCKED: rows other workers are claiming are passed over, not waited for). A webhook that had more
- *   due rows than its share says so (`cut`), and the worker claims again at once (a restricted one is
+ *   due rows than its share says so (`cut`). A row whose rollout has an earlier event unfinished for the
+ *   same webhook is passed over (rollout-order.ts), and the worker claims again at once (a restricted one is
  *   held back by the budget, which the worker knows of).
  * - chosen: all of them, restricted webhooks' rows no further than the budget, round by round. Rows
  *   read but not chosen stay locked only until the statement commits.
@@ -64,6 +73,8 @@ export function claimCtes(
   workerId: string,
   claim: ClaimRequest,
   excludedIds: string,
+  /** The statement holds the follow-ups' `policies` CTE (follow-ups.ts). */
+  followUps = false,
 ): string {
   const known = [...claim.plan.allowances];
   const held = claim.plan.held ?? new Map<number, number>();
@@ -94,14 +105,15 @@ export function claimCtes(
     UNION ALL
     SELECT (SELECT min(d.webhook_id) FROM deliveries d WHERE d.delivered_at IS NULL AND d.webhook_id > u.webhook_id)
       FROM unfinished_webhooks u WHERE u.webhook_id IS NOT NULL
-  ), eligible AS (
-    SELECT u.webhook_id, COALESCE(a.allowance, ${defaultAllowance}) AS allowance,
+  ), ${pacedCtes(followUps)}, eligible AS (
+    SELECT g.webhook_id, LEAST(COALESCE(a.allowance, ${defaultAllowance}), floor(p.tokens)::int) AS allowance,
            COALESCE(a.held, 0) AS held, COALESCE(a.restricted, false) AS restricted
-      FROM unfinished_webhooks u
+      FROM gates g
+      LEFT JOIN paced p ON p.webhook_id = g.webhook_id
       LEFT JOIN unnest(${knownIds}, ${allowances}, ${restricted}, ${heldRows}) AS a (webhook_id, allowance, restricted, held)
-        ON a.webhook_id = u.webhook_id
-     WHERE u.webhook_id IS NOT NULL
-       AND COALESCE(a.allowance, ${defaultAllowance}) > 0
+        ON a.webhook_id = g.webhook_id
+     WHERE (NOT g.paced OR p.webhook_id IS NOT NULL)
+       AND LEAST(COALESCE(a.allowance, ${defaultAllowance}), floor(p.tokens)::int) > 0
        AND (NOT COALESCE(a.restricted, false) OR ${budget} > 0)
   ), shares AS (
     SELECT e.*, LEAST(e.allowance, ${limit} / e.webhooks + (e.rank <= ${limit} % e.webhooks)::int,
@@ -118,6 +130,7 @@ export function claimCtes(
          SELECT d.id FROM deliveries d
           WHERE d.webhook_id = s.webhook_id AND d.delivered_at IS NULL
             AND (d.state = 'queued' OR (d.locked_until < clock_timestamp() AND d.id <> ALL (${excludedIds})))
+            AND NOT ${earlierEventUnfinished("d")}
           ORDER BY d.id
           LIMIT s.share
             FOR UPDATE SKIP LOCKED
@@ -133,16 +146,17 @@ export function claimCtes(
        SET state = 'in_flight', locked_by = ${worker},
            locked_until = clock_timestamp() + ${leaseMs} * interval '1 millisecond'
      WHERE d.id = ANY (ARRAY(SELECT id FROM chosen))
-    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number,
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number, d.rollout_id,
               CASE WHEN d.body IS NOT NULL OR d.body_headers IS NOT NULL
                    THEN json_build_object('body', d.body, 'body_headers', d.body_headers) END AS stored
-  )`;
+  ), ${pacedTaken}`;
 }
 
 /** The claimed rows with what a send needs, and whether a webhook's share left due rows behind. */
 export const claimedWithSendDetails = (policy: OutcomePolicy) => `
   SELECT c.id, c.webhook_id, c.event_type, w.url, w.secret, e.envelope AS body,
          EXTRACT(EPOCH FROM e.created_at)::float8 * 1000 AS event_created_ms, c.attempt_number,
+         c.rollout_id, 1000 / w.rate_limit_per_second AS pace_interval_ms,
          w.enabled, w.retry_max_attempts, ${policy.appliesTo} AS counted_by_policy,
          EXISTS (SELECT 1 FROM candidates WHERE cut) AS more_due,
          ${deliveryShapeSql("w", "c.event_id", "c.stored")} AS shape

@@ -13,6 +13,7 @@ import {
   handOverStatement,
   handOverStatementName,
 } from "./hand-over.js";
+import type { RolloutKey } from "./rollout-order.js";
 import { StatementParams } from "./statement-params.js";
 
 export type { HandOver } from "./hand-over.js";
@@ -33,6 +34,8 @@ export interface EventToEmit {
   payload: object;
   /** The workload the event comes from: what a webhook's kind and label filters match (event-filters.ts). */
   workload?: EventWorkload;
+  /** The rollout it belongs to: its deliveries keep the rollout's order (rollout-order.ts). */
+  rollout?: RolloutKey;
 }
 
 export interface EmittedEvent {
@@ -47,6 +50,8 @@ export interface EmitParams {
   projectIds: string;
   eventTypes: string;
   envelopes: string;
+  rolloutIds: string;
+  rolloutPositions: string;
   createdAt: string;
   channel: string;
   /** A jsonb array: each event's FilterSubject, by position. */
@@ -62,8 +67,9 @@ export interface EmitParams {
 const eventsAndSubscribers = (p: EmitParams, columns = "") => `
   given AS (
     SELECT g.*, ${p.subjects} -> (g.position::int - 1) AS subject
-      FROM unnest(${p.ids}, ${p.projectIds}, ${p.eventTypes}, string_to_array(${p.envelopes}, E'\\n'))
-             WITH ORDINALITY AS g (id, project_id, event_type, envelope, position)
+      FROM unnest(${p.ids}, ${p.projectIds}, ${p.eventTypes}, string_to_array(${p.envelopes}, E'\\n'),
+                  ${p.rolloutIds}, ${p.rolloutPositions})
+             WITH ORDINALITY AS g (id, project_id, event_type, envelope, rollout_id, rollout_position, position)
   ), new_events AS (
     INSERT INTO events (id, project_id, event_type, envelope, created_at)
     SELECT id, project_id, event_type, envelope, ${p.createdAt} FROM given
@@ -101,6 +107,8 @@ export async function emitEvents(
     projectIds: params.add(arrayLiteral(emitted.map((e) => e.envelope.project_id)), "bigint[]"),
     eventTypes: params.add(arrayLiteral(emitted.map((e) => e.envelope.event_type)), "text[]"),
     envelopes: params.add(emitted.map((e) => e.body).join("\n"), "text"),
+    rolloutIds: params.add(arrayLiteral(events.map((e) => e.rollout?.id ?? null)), "bigint[]"),
+    rolloutPositions: params.add(arrayLiteral(events.map((e) => e.rollout?.position ?? null)), "smallint[]"),
     createdAt: params.add(now, "timestamptz"),
     channel: params.add(deliveriesChannel, "text"),
     subjects: params.add(
@@ -127,8 +135,8 @@ export async function emitEvents(
       // Deliveries are numbered in the order the events were given (the ordinality), so a rollout's
       // created is queued before its ready when both are emitted together.
       text: `WITH ${eventsAndSubscribers(p)}, queued AS (
-       INSERT INTO deliveries (webhook_id, event_id, event_type)
-       SELECT w.id, g.id, g.event_type
+       INSERT INTO deliveries (webhook_id, event_id, event_type, rollout_id, rollout_position)
+       SELECT w.id, g.id, g.event_type, g.rollout_id, g.rollout_position
          FROM given g
          JOIN subscribed w ON w.project_id = g.project_id AND g.event_type = ANY (w.events)
                           AND ${filtersMatch("w", "g")}

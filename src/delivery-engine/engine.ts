@@ -29,6 +29,8 @@ export interface DeliverySettings {
   responseBodyLimitBytes: number;
   /** The waits before automatic retries 1–5 (webhooks with a retry policy), ±20 % jitter. */
   retryDelaysMs: number[];
+  /** The longest pause a receiver's Retry-After may ask for (DELIVERY_RETRY_AFTER_MAX_SECONDS); 1 h when absent. */
+  retryAfterMaxMs?: number;
   allowPrivateNetworks: boolean;
   /** Private destinations the admin allows even when allowPrivateNetworks is false. */
   allowedDestinations: { entries: string[]; list: AllowList } | undefined;
@@ -164,6 +166,7 @@ export function createDeliveryEngine(options: {
     timeoutMs: settings.timeoutMs,
     pollIntervalMs: settings.pollIntervalMs,
     retryDelaysMs: settings.retryDelaysMs,
+    retryAfterMaxMs: settings.retryAfterMaxMs ?? 3_600_000,
     send,
     outcomePolicy: options.outcomePolicy,
     logger: logger.child({ component: "delivery-worker" }),

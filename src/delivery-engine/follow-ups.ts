@@ -23,7 +23,8 @@ export const recordedForFollowUps =
       "boolean[]",
     );
     return `
-  d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number, d.success, d.delivered_at,
+  d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number, d.success, d.delivered_at, d.status_code,
+  d.rollout_id, d.rollout_position,
   (${retryIn})[array_position(${ids}, d.id)] AS retry_in_ms,
   COALESCE((${counted})[array_position(${ids}, d.id)], false) AS counted`;
   };
@@ -44,9 +45,10 @@ export const followUpCtes = (policy: OutcomePolicy) => `
      ORDER BY w.id
        FOR NO KEY UPDATE
   ), ${policy.ctes}, retried AS (
-    INSERT INTO scheduled_retries (webhook_id, event_id, event_type, attempt_number, due_at)
+    INSERT INTO scheduled_retries (webhook_id, event_id, event_type, attempt_number, due_at,
+                                   rollout_id, rollout_position)
     SELECT r.webhook_id, r.event_id, r.event_type, n.attempt_number,
-           clock_timestamp() + r.retry_in_ms * interval '1 millisecond'
+           clock_timestamp() + r.retry_in_ms * interval '1 millisecond', r.rollout_id, r.rollout_position
       FROM recorded r
       JOIN policies p ON p.id = r.webhook_id
      CROSS JOIN LATERAL (

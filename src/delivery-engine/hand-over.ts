@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { ClaimedDelivery } from "./claim.js";
 import { type DeliveryShape, deliveryShapeSql } from "./delivery-shape.js";
 import { filtersMatch } from "./event-filters.js";
+import { earlierEventUnfinished } from "./rollout-order.js";
 import type { StatementParams } from "./statement-params.js";
 
 // The emit statement's variant that hands deliveries to the emitting process's own worker (emit.ts):
@@ -33,6 +34,7 @@ export interface HandOverRow {
   event_id: string;
   event_type: string;
   attempt_number: number;
+  rollout_id: number | null;
   state: "queued" | "in_flight";
   url: string | null;
   secret: string | null;
@@ -45,7 +47,8 @@ export interface HandOverRow {
 /** The webhooks' columns a send needs, read where the emit locks them. */
 export const handOverColumns = (handOver: HandOver) =>
   `, w.url, w.secret, w.retry_max_attempts, ${handOver.countedBy} AS counted_by_policy,
-   ${deliveryShapeSql("w", "NULL::text", "NULL::json")} AS shape`;
+   ${deliveryShapeSql("w", "NULL::text", "NULL::json")} AS shape,
+   w.rate_limit_per_second IS NULL AND NOT COALESCE(w.throttled_until > clock_timestamp(), false) AS unpaced`;
 
 /** A prepared statement's name stands for one text: the policy's expression is part of it. */
 export const handOverStatementName = (handOver: HandOver) =>
@@ -53,8 +56,12 @@ export const handOverStatementName = (handOver: HandOver) =>
 
 /**
  * Follows the emit's `given`, `new_events` and `subscribed` CTEs with the hand-over's, adding its values
- * to `params`; `channel` is the placeholder of the NOTIFY channel the emit already added. `leased`: every delivery of this emit fits the worker's free slots and each webhook's
- * allowance; otherwise all are queued (and NOTIFY wakes the workers) exactly as without a hand-over.
+ * to `params`; `channel` is the placeholder of the NOTIFY channel the emit already added. `leased`: every
+ * delivery of this emit fits the worker's free slots and each webhook's allowance, none goes to a webhook
+ * with a rate limit or paused by its receiver (only the claim paces, pace.ts), and none would overtake
+ * an earlier event of its rollout (rollout-order.ts: one still unfinished, or two events of one rollout
+ * for one webhook in this emit, which a worker would send side by side); otherwise all are queued (and
+ * NOTIFY wakes the workers) exactly as without a hand-over.
  */
 export function handOverStatement(params: StatementParams, handOver: HandOver, channel: string): string {
   const worker = params.add(handOver.workerId, "text");
@@ -68,7 +75,7 @@ export function handOverStatement(params: StatementParams, handOver: HandOver, c
   // anew on every emit for a row or two.
   return `
   targets AS (
-    SELECT w.id AS webhook_id, g.id AS event_id, g.event_type, g.position
+    SELECT w.id AS webhook_id, g.id AS event_id, g.event_type, g.position, g.rollout_id, g.rollout_position
       FROM given g
      CROSS JOIN LATERAL (
        SELECT s.id FROM subscribed s
@@ -82,19 +89,25 @@ export function handOverStatement(params: StatementParams, handOver: HandOver, c
                      WHERE g.project_id = s.project_id AND g.event_type = ANY (s.events)
                        AND ${filtersMatch("s", "g")}) AS n
               FROM subscribed s OFFSET 0) p
+     WHERE NOT EXISTS (SELECT 1 FROM subscribed s WHERE NOT s.unpaced)
+       AND NOT EXISTS (SELECT 1 FROM targets t WHERE ${earlierEventUnfinished("t")})
+       AND NOT EXISTS (SELECT 1 FROM targets t WHERE t.rollout_id IS NOT NULL
+                        GROUP BY t.webhook_id, t.rollout_id HAVING count(*) > 1)
   ), queued AS (
-    INSERT INTO deliveries (webhook_id, event_id, event_type, state, locked_by, locked_until)
+    INSERT INTO deliveries (webhook_id, event_id, event_type, state, locked_by, locked_until,
+                            rollout_id, rollout_position)
     SELECT t.webhook_id, t.event_id, t.event_type,
            CASE WHEN l.leased THEN 'in_flight' ELSE 'queued' END,
            CASE WHEN l.leased THEN ${worker} END,
-           CASE WHEN l.leased THEN clock_timestamp() + ${leaseMs} * interval '1 millisecond' END
+           CASE WHEN l.leased THEN clock_timestamp() + ${leaseMs} * interval '1 millisecond' END,
+           t.rollout_id, t.rollout_position
       FROM targets t CROSS JOIN lease l
      ORDER BY t.position, t.webhook_id
-    RETURNING id, webhook_id, event_id, event_type, attempt_number, state
+    RETURNING id, webhook_id, event_id, event_type, attempt_number, state, rollout_id
   )
   -- A row per delivery, not one aggregate: fewer plan nodes to start and no JSON to build or parse.
   -- Postgres folds a transaction's identical notifications into one.
-  SELECT q.id, q.webhook_id, q.event_id, q.event_type, q.attempt_number, q.state,
+  SELECT q.id, q.webhook_id, q.event_id, q.event_type, q.attempt_number, q.state, q.rollout_id,
          CASE WHEN l.leased THEN w.url END AS url, CASE WHEN l.leased THEN w.secret END AS secret,
          CASE WHEN l.leased THEN w.retry_max_attempts END AS retry_max_attempts,
          CASE WHEN l.leased THEN w.counted_by_policy END AS counted_by_policy,
@@ -120,6 +133,8 @@ export function handedOverDeliveries(
       webhook_id: row.webhook_id,
       event_type: row.event_type,
       attempt_number: row.attempt_number,
+      rollout_id: row.rollout_id,
+      pace_interval_ms: null,
       url: row.url as string,
       secret: row.secret,
       retry_max_attempts: row.retry_max_attempts,

@@ -8,8 +8,8 @@ export interface OutcomePolicy {
   /** A boolean SQL expression over the claimed row's webhook `w`: whether its outcomes are counted. */
   appliesTo: string;
   /**
-   * CTEs, comma-separated, that read `recorded` (webhook_id, success, delivered_at, counted: the outcome
-   * counts) and `policies` (id, enabled: the batch's webhooks, locked in id order), the last of them
+   * CTEs, comma-separated, that read `recorded` (webhook_id, success, status_code, delivered_at, counted: the
+   * outcome counts) and `policies` (id, enabled: the batch's webhooks, locked in id order), the last of them
    * `disabled (id)`: the webhooks this statement disabled.
    */
   ctes: string;

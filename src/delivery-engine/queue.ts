@@ -65,7 +65,7 @@ export async function recordAndClaim(
   // statement without the claim's parts: the claim's plan costs about as much to start as to run, each
   // time (bench/delivery.ts at 200 events/s).
   const claiming = claim.limit > 0;
-  if (claiming) ctes.push(claimCtes(params, workerId, claim, recorded.ids));
+  if (claiming) ctes.push(claimCtes(params, workerId, claim, recorded.ids, followUps));
   const claimed = claiming ? claimedWithSendDetails(policy) : "SELECT NULL::bigint AS id WHERE false";
   const { rows } = await db.query<
     ClaimedDelivery & { retries_scheduled?: number; disabled_ids?: number[] | null }
@@ -168,17 +168,24 @@ export async function eventExists(db: Queryable, eventId: string): Promise<boole
 /** The queue as the metrics show it; automatic retries waiting for their time are counted apart. */
 export async function queueStats(
   db: Queryable,
-): Promise<{ depth: number; oldestAgeSeconds: number; retriesWaiting: number }> {
-  const { rows } = await db.query<{ depth: number; oldest_age_seconds: number; retries_waiting: number }>(
+): Promise<{ depth: number; oldestAgeSeconds: number; retriesWaiting: number; throttledWebhooks: number }> {
+  const { rows } = await db.query<{
+    depth: number;
+    oldest_age_seconds: number;
+    retries_waiting: number;
+    throttled_webhooks: number;
+  }>(
     `SELECT count(*)::int AS depth,
             COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)::float8 AS oldest_age_seconds,
-            (SELECT count(*)::int FROM scheduled_retries) AS retries_waiting
+            (SELECT count(*)::int FROM scheduled_retries) AS retries_waiting,
+            (SELECT count(*)::int FROM webhooks WHERE throttled_until > clock_timestamp()) AS throttled_webhooks
        FROM deliveries WHERE delivered_at IS NULL`,
   );
   return {
     depth: rows[0]?.depth ?? 0,
     oldestAgeSeconds: rows[0]?.oldest_age_seconds ?? 0,
     retriesWaiting: rows[0]?.retries_waiting ?? 0,
+    throttledWebhooks: rows[0]?.throttled_webhooks ?? 0,
   };
 }
 
@@ -198,12 +205,12 @@ export async function queueDueRetries(db: Queryable, limit: number): Promise<num
         ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED
      ), taken AS (
        DELETE FROM scheduled_retries s USING due WHERE s.id = due.id
-       RETURNING s.webhook_id, s.event_id, s.event_type, s.attempt_number
+       RETURNING s.webhook_id, s.event_id, s.event_type, s.attempt_number, s.rollout_id, s.rollout_position
      ), policies AS (
        SELECT id, retry_max_attempts FROM webhooks WHERE id IN (SELECT webhook_id FROM taken) FOR KEY SHARE
      ), queued AS (
-       INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number)
-       SELECT t.webhook_id, t.event_id, t.event_type, n.attempt_number
+       INSERT INTO deliveries (webhook_id, event_id, event_type, attempt_number, rollout_id, rollout_position)
+       SELECT t.webhook_id, t.event_id, t.event_type, n.attempt_number, t.rollout_id, t.rollout_position
          FROM taken t
          JOIN policies p ON p.id = t.webhook_id
         CROSS JOIN LATERAL (

@@ -11,6 +11,8 @@ export interface RecordedOutcome {
   retryInMs?: number | null;
   /** A real attempt of a webhook the outcome policy applies to: the policy counts it (outcome-policy.ts). */
   countedByPolicy?: boolean;
+  /** Its rollout's later events may be waiting for it (rollout-order.ts): claim again once it is recorded. */
+  holdsLaterEvents?: boolean;
 }
 
 /** Whether a batch writes what shaped deliveries sent (recordedCte's variant with more columns). */

@@ -6,6 +6,7 @@ import { hmacKey } from "../formats/signing-key.js";
 import { deliveryHeaders } from "./delivery-headers.js";
 import type { DeliveryShape } from "./delivery-shape.js";
 import { DestinationRefusedError } from "./destination-policy.js";
+import { pausingStatuses } from "./retry-after.js";
 import { prepareShapedSend, type SentShape } from "./shaped-send.js";
 
 // Required, not imported: importing "node:http" as an ES module reads every export of http, and its lazy
@@ -40,6 +41,8 @@ export interface DeliveryOutcome {
   signature: string | null;
   /** A shaped delivery's request as sent, kept with its record (shaped-send.ts). */
   shaped?: SentShape;
+  /** The Retry-After header of a 429 or 503 answer (retry-after.ts). */
+  retryAfter?: string;
 }
 
 /** `render`: the webhook's format could not make a body of the event; nothing was sent. */
@@ -146,6 +149,7 @@ interface Exchange {
   sent: { timestamp: number; signature: string | null } | null;
   /** A shaped delivery's request, once built. */
   shaped: DeliveryOutcome["shaped"];
+  retryAfter: string | undefined;
   bodyParts: string[];
   timedOut: boolean;
   /**
@@ -177,6 +181,7 @@ function outcomeOf(
     requestTimestamp: failure === "refused" ? null : (sent?.timestamp ?? null),
     signature: failure === "refused" ? null : (sent?.signature ?? null),
     ...(exchange.shaped === undefined ? {} : { shaped: exchange.shaped }),
+    ...(exchange.retryAfter === undefined ? {} : { retryAfter: exchange.retryAfter }),
   };
 }
 
@@ -208,6 +213,7 @@ export function createSender(opts: {
       statusCode: 0,
       sent: null,
       shaped: undefined,
+      retryAfter: undefined,
       bodyParts: [],
       timedOut: false,
       deadline: new EventEmitter(),
@@ -268,6 +274,10 @@ export function createSender(opts: {
         signal: exchange.deadline,
       });
       exchange.statusCode = response.statusCode;
+      const retryAfter = pausingStatuses.has(response.statusCode)
+        ? response.headers["retry-after"]
+        : undefined;
+      if (typeof retryAfter === "string") exchange.retryAfter = retryAfter;
       await readLimited(response, opts.responseBodyLimitBytes, exchange.bodyParts);
       return answered(exchange);
     } catch (err) {

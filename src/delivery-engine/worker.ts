@@ -4,6 +4,7 @@ import { type Logger, logRetry } from "../logger.js";
 import { countDelivery, metrics } from "../metrics.js";
 import type { HandOver } from "./emit.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
+import { PaceWake, pauseWebhook, tokenStale } from "./pace.js";
 import {
   type ClaimedDelivery,
   queueDueRetries,
@@ -14,6 +15,7 @@ import {
 } from "./queue.js";
 import { type ListenerConnection, QueueListener } from "./queue-listener.js";
 import { ReceiverLimits } from "./receiver-limits.js";
+import { pauseReason, pauseUntil } from "./retry-after.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 import { longestSendMs } from "./timing.js";
 
@@ -30,6 +32,8 @@ export interface WorkerOptions {
   pollIntervalMs: number;
   /** The waits before automatic retries 1–5 (config DELIVERY_RETRY_DELAYS_MS), jittered ±20 %. */
   retryDelaysMs: number[];
+  /** The longest pause a receiver's Retry-After can ask for (DELIVERY_RETRY_AFTER_MAX_SECONDS), in ms. */
+  retryAfterMaxMs: number;
   send: (delivery: OutboundDelivery) => Promise<DeliveryOutcome>;
   /** Counts the outcomes of the webhooks it applies to, as they are recorded (outcome-policy.ts). */
   outcomePolicy: OutcomePolicy;
@@ -110,6 +114,8 @@ export class DeliveryWorker {
   private readonly maxWaitMs: number;
   private releasing: Promise<void> | undefined;
   private readonly limits: ReceiverLimits;
+  /** Claims again when a paced webhook's next token or a receiver's pause is due (pace.ts). */
+  private readonly paceWake = new PaceWake(() => this.wake());
   private pendingOutcomes: RecordedOutcome[] = [];
   private turning: Promise<void> | undefined;
   private queueingRetries: Promise<void> | undefined;
@@ -229,6 +235,7 @@ export class DeliveryWorker {
     clearInterval(this.slowCheckTimer);
     clearTimeout(this.retryTimer);
     clearTimeout(this.gatherTimer);
+    this.paceWake.stop();
     await this.listener.stop();
     await this.queueingRetries;
     await this.releasing;
@@ -359,7 +366,11 @@ export class DeliveryWorker {
         this.limits.claimed(delivery.webhook_id);
         this.ready.push({ delivery, claimedAtMs });
       }
+      this.paceWake.claimed(claimed);
       this.startReady();
+      // A rollout's next event, held back by the one just recorded (rollout-order.ts), is claimable now:
+      // this statement's claim still saw that one unfinished.
+      if (outcomes.some((o) => o.holdsLaterEvents)) this.wake();
       if (claimLimit > 0) {
         // A short claim means the queue is drained, except for rows held back by a webhook's limit or
         // the restricted budget: those are claimed when one of the sends holding them finishes.
@@ -418,11 +429,20 @@ export class DeliveryWorker {
       expired.push(delivery.id);
     }
     if (expired.length > 0) this.release(expired);
+    const unpaced: number[] = [];
     for (
       let i = 0;
       i < this.ready.length && this.slotsInUse() < this.options.concurrency && !this.stopped;
     ) {
-      const { delivery } = this.ready[i] as { delivery: ClaimedDelivery };
+      const { delivery, claimedAtMs } = this.ready[i] as { delivery: ClaimedDelivery; claimedAtMs: number };
+      // Claimed before its receiver asked for a pause, or held so long that its token is stale (pace.ts):
+      // back to the queue, once the pause is stored.
+      if (this.paceWake.isPaused(delivery.webhook_id) || tokenStale(delivery, claimedAtMs)) {
+        this.ready.splice(i, 1);
+        this.limits.released(delivery.webhook_id);
+        unpaced.push(delivery.id);
+        continue;
+      }
       if (!this.limits.canStart(delivery.webhook_id)) {
         i += 1;
         continue;
@@ -430,6 +450,7 @@ export class DeliveryWorker {
       this.ready.splice(i, 1);
       this.startSend(delivery);
     }
+    if (unpaced.length > 0) void Promise.resolve(this.releasing).then(() => this.release(unpaced));
   }
 
   /** Gives rows back to the queue; if that fails, their leases run out and they are claimed again. */
@@ -442,6 +463,28 @@ export class DeliveryWorker {
     });
     this.releasing = Promise.all([this.releasing, giving]).then(() => undefined);
     this.wake();
+  }
+
+  /**
+   * The receiver asked for a pause (429/503 with Retry-After): its webhook is paused for every replica
+   * and the delivery goes back to the queue, not recorded as a failed attempt (pace.ts). If that cannot
+   * be written, the row's lease runs out and it is sent again then.
+   */
+  private paused(delivery: ClaimedDelivery, statusCode: number, untilMs: number): void {
+    const pausing = pauseWebhook(this.options.pool, {
+      webhookId: delivery.webhook_id,
+      deliveryId: delivery.id,
+      workerId: this.options.workerId,
+      untilMs,
+      reason: pauseReason(statusCode, untilMs),
+    }).catch((error: unknown) => {
+      this.options.logger.warn(
+        { err: error },
+        "pausing a throttled webhook failed; its delivery is sent again once its lease ends",
+      );
+    });
+    this.releasing = Promise.all([this.releasing, pausing]).then(() => undefined);
+    this.paceWake.paused(delivery.webhook_id, untilMs);
   }
 
   private startSend(delivery: ClaimedDelivery): void {
@@ -470,13 +513,23 @@ export class DeliveryWorker {
         secret: delivery.secret,
         shape: delivery.shape,
       });
+      const pausedUntil = pauseUntil(outcome, Date.now(), this.options.retryAfterMaxMs);
+      if (pausedUntil !== undefined) {
+        this.paused(delivery, outcome.statusCode, pausedUntil);
+        return;
+      }
       observeOutcome(delivery, outcome);
+      // A 410 disables a webhook with auto-disable once recorded (webhooks/auto-disable.ts): none of its
+      // rows claimed ahead is sent meanwhile.
+      if (outcome.statusCode === 410 && delivery.counted_by_policy)
+        this.paceWake.paused(delivery.webhook_id, Date.now() + 1_000);
       this.pendingOutcomes.push({
         id: delivery.id,
         outcome,
         deliveredAtMs: Date.now(),
         retryInMs: this.retryDelay(delivery, outcome),
         countedByPolicy: delivery.counted_by_policy,
+        holdsLaterEvents: delivery.rollout_id !== null,
       });
     } finally {
       this.inFlight.delete(delivery.id);

@@ -18,11 +18,24 @@ const failingSince = `CASE WHEN t.failures = 0 THEN NULL
        ELSE t.first_failure END`;
 const reachesLimit = `w.enabled AND ${failuresAfter} >= w.auto_disable_after_failures
        AND ${failingSince} <= clock_timestamp() - w.auto_disable_min_seconds * interval '1 second'`;
+// A receiver answering 410 Gone asks for no more deliveries (Standard Webhooks): a webhook that opted
+// into auto-disable is disabled at once, whatever its run of failures.
+const gone = "w.enabled AND t.gone";
+/** How the reason of a webhook disabled by a 410 Gone begins (the Webhook resource's condition tells it apart). */
+export const goneReasonStart = "Disabled automatically: the receiver answered 410 Gone";
+const disables = `(${reachesLimit}) OR (${gone})`;
+const disabledReason = `CASE WHEN ${gone} THEN
+             '${goneReasonStart}, which asks for no more deliveries (auto_disable). Enable the webhook again once its receiver wants them.'
+           ELSE format(
+             'Disabled automatically: %s deliveries in a row failed since %s (auto_disable: after %s failures over at least %s s). Enable the webhook again once its receiver works.',
+             ${failuresAfter}, to_char((${failingSince}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+             w.auto_disable_after_failures, w.auto_disable_min_seconds) END`;
 
 /**
  * - tallies: each webhook's failures in the batch after its last success in the batch.
  * - counted: the run of failures of webhooks with auto-disable on; a webhook whose run reached
- *   after_failures and lasted min_duration_seconds is disabled, with the reason recorded.
+ *   after_failures and lasted min_duration_seconds, or whose receiver answered 410 Gone, is disabled,
+ *   with the reason recorded.
  * - disabled: those this batch disabled (they were enabled when the batch began).
  */
 export const autoDisablePolicy: OutcomePolicy = {
@@ -33,7 +46,8 @@ export const autoDisablePolicy: OutcomePolicy = {
   ), tallies AS (
     SELECT r.webhook_id, s.last_success,
            count(*) FILTER (WHERE NOT r.success AND r.delivered_at > COALESCE(s.last_success, '-infinity'))::int AS failures,
-           min(r.delivered_at) FILTER (WHERE NOT r.success AND r.delivered_at > COALESCE(s.last_success, '-infinity')) AS first_failure
+           min(r.delivered_at) FILTER (WHERE NOT r.success AND r.delivered_at > COALESCE(s.last_success, '-infinity')) AS first_failure,
+           COALESCE(bool_or(r.status_code = 410) FILTER (WHERE NOT r.success AND r.delivered_at > COALESCE(s.last_success, '-infinity')), false) AS gone
       FROM recorded r JOIN last_successes s USING (webhook_id)
      WHERE r.counted
      GROUP BY r.webhook_id, s.last_success
@@ -41,13 +55,10 @@ export const autoDisablePolicy: OutcomePolicy = {
     UPDATE webhooks w
        SET consecutive_failures = ${failuresAfter},
            failing_since = ${failingSince},
-           enabled = w.enabled AND NOT (${reachesLimit}),
-           disabled_reason = CASE WHEN ${reachesLimit} THEN format(
-             'Disabled automatically: %s deliveries in a row failed since %s (auto_disable: after %s failures over at least %s s). Enable the webhook again once its receiver works.',
-             ${failuresAfter}, to_char((${failingSince}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-             w.auto_disable_after_failures, w.auto_disable_min_seconds) ELSE w.disabled_reason END,
-           disabled_at = CASE WHEN ${reachesLimit} THEN clock_timestamp() ELSE w.disabled_at END,
-           updated_at = CASE WHEN ${reachesLimit}
+           enabled = w.enabled AND NOT (${disables}),
+           disabled_reason = CASE WHEN ${disables} THEN ${disabledReason} ELSE w.disabled_reason END,
+           disabled_at = CASE WHEN ${disables} THEN clock_timestamp() ELSE w.disabled_at END,
+           updated_at = CASE WHEN ${disables}
                              THEN greatest(clock_timestamp(), w.updated_at + interval '1 millisecond')
                              ELSE w.updated_at END
       FROM tallies t

@@ -1,6 +1,7 @@
 import { iso } from "../http/schemas.js";
 import { filtersJson } from "./filter-schemas.js";
 import { defaultTemplateContentType } from "./format-fields.js";
+import { paceJson } from "./rate-limit.js";
 import type { WebhookRow } from "./store.js";
 
 /** A webhook as the API shows it (webhookSchema): never its secret, only whether it has one;
@@ -34,6 +35,7 @@ export function toWebhookJson(row: WebhookRow) {
     header_names: row.header_names,
     // Only when set: a webhook without filters answers exactly as before filters existed.
     ...(row.filters === null ? {} : { filters: filtersJson(row.filters) }),
+    ...paceJson(row),
   };
 }
 

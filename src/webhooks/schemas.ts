@@ -4,6 +4,7 @@ import { pageNumber, pageSize } from "../http/pagination.js";
 import { httpUrl, idParam, isoTimestamp } from "../http/schemas.js";
 import { webhookFiltersInput } from "./filter-schemas.js";
 import { formatFields, formatReadFields, templateRule } from "./format-fields.js";
+import { paceReadFields, rateLimit } from "./rate-limit.js";
 
 export const webhookParams = z.object({
   project_id: idParam("project_id"),
@@ -94,6 +95,7 @@ export const createWebhookBody = z
     secret: secret.nullable().optional(),
     retry_policy: retryPolicy.nullable().optional(),
     auto_disable: autoDisable.nullable().optional(),
+    rate_limit: rateLimit.nullable().optional(),
     ...formatFields,
     filters: webhookFiltersInput.nullable().optional(),
   })
@@ -119,6 +121,7 @@ export const updateWebhookBody = z
       .openapi({ description: "A string replaces the secret; null removes it" }),
     retry_policy: retryPolicy.nullable().optional().openapi({ description: "null turns retries off" }),
     auto_disable: autoDisable.nullable().optional().openapi({ description: "null turns it off" }),
+    rate_limit: rateLimit.nullable().optional().openapi({ description: "null removes it" }),
     ...formatFields,
     filters: webhookFiltersInput
       .nullable()
@@ -163,6 +166,7 @@ export const webhookSchema = z
     // Absent when the webhook has none and gets every subscribed event. No description here: one
     // beside a $ref becomes an allOf, whose nullability generators drop (docs/api.md, Filters).
     filters: webhookFiltersInput.optional(),
+    ...paceReadFields,
   })
   .openapi("Webhook");
 

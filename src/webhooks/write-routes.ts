@@ -7,6 +7,7 @@ import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
 import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { toWebhookJson } from "./presenter.js";
+import { withRateLimit } from "./rate-limit.js";
 import { createWebhookBody, updateWebhookBody, webhookParams, webhookSchema } from "./schemas.js";
 import {
   assertDestinationAllowed,
@@ -80,7 +81,7 @@ export function addCreateWebhookRoute(
         filters: body.filters ?? null,
       });
       if (!row) throw webhookLimitReached(params.project_id, perProjectLimit);
-      return { status: 201, body: toWebhookJson(row) };
+      return { status: 201, body: toWebhookJson(await withRateLimit(pool, row, body.rate_limit)) };
     },
   });
 }
@@ -116,8 +117,8 @@ export function addUpdateWebhookRoute(
       const stored = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
       assertNotOwnedByResource(stored);
       if (body.url !== undefined) assertDestinationAllowed(body.url, destinationPolicy);
-      const { headers, ...fields } = body;
-      const row = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
+      const { headers, rate_limit, ...fields } = body;
+      const updated = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
         ...fields,
         ...policyChanges(body),
         formatSettings: formatFieldsGiven(body)
@@ -125,6 +126,7 @@ export function addUpdateWebhookRoute(
           : undefined,
         headers,
       });
+      const row = updated && (await withRateLimit(pool, updated, rate_limit));
       if (!row) throw webhookNotFound(params.project_id, params.webhook_id);
       return { status: 200, body: toWebhookJson(row) };
     },

@@ -133,6 +133,14 @@ describe("Webhook resources on a real cluster", () => {
           autoDisable: { afterFailures: 3 },
         },
       ],
+      [
+        "rateLimit without burst",
+        {
+          url: "https://hooks.example.com/x",
+          events: ["deployment.created"],
+          rateLimit: { perSecond: 5 },
+        },
+      ],
     ];
     for (const [what, spec] of invalid) {
       const error = await createWebhook(cluster, namespace, "invalid", spec).then(
@@ -387,6 +395,40 @@ describe("Webhook resources on a real cluster", () => {
       (await service.api("GET", `/projects/${signed.status?.projectId}/webhooks/${signed.status?.webhookId}`))
         .status,
     ).toBe(200);
+  });
+
+  it("carry rateLimit; a 410 Gone of a webhook with autoDisable shows as Ready=False/ReceiverGone", async () => {
+    const receiver = await startReceiver();
+    try {
+      receiver.on("/gone", (_request, res) => res.writeHead(410).end());
+      await createWebhook(cluster, namespace, "gone", {
+        url: `${receiver.url}/gone`,
+        events: ["deployment.failed"],
+        autoDisable: { afterFailures: 100, minDurationSeconds: 0 },
+        rateLimit: { perSecond: 2.5, burst: 3 },
+      });
+      const ready = await waitForReady(cluster, namespace, "gone", "True");
+      const path = `/projects/${ready.status?.projectId}/webhooks/${ready.status?.webhookId}`;
+      expect((await service.api("GET", path)).body).toMatchObject({
+        enabled: true,
+        rate_limit: { per_second: 2.5, burst: 3 },
+      });
+      await withTransaction(service.pool, (client) =>
+        emitEvent(client, {
+          eventType: "deployment.failed",
+          projectId: Number(ready.status?.projectId),
+          payload: {},
+        }),
+      );
+      const gone = await eventually(async () => {
+        const resource = await getWebhook(cluster, namespace, "gone");
+        return readyOf(resource)?.reason === "ReceiverGone" ? resource : undefined;
+      }, clusterPatience);
+      expect(readyOf(gone)).toMatchObject({ status: "False" });
+      expect(readyOf(gone)?.message).toMatch(/^Disabled automatically: the receiver answered 410 Gone/);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it("carry retryPolicy and autoDisable; an automatic disable shows as Ready=False/AutoDisabled with a Warning Event until the spec changes", async () => {

@@ -213,7 +213,7 @@ describe("usage errors exit 2 and print the command's usage", () => {
     ],
     [
       ["update", "--project-id", "1", "--webhook-id", "1"],
-      "error: nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
+      "error: nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --rate-limit, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
       "update",
     ],
     [
@@ -224,6 +224,11 @@ describe("usage errors exit 2 and print the command's usage", () => {
     [
       ["create", "--project-id", "1", "--url", "http://x.test", "--events", "all", "--auto-disable", "10"],
       "error: option '--auto-disable <failures:seconds|off>' argument '10' is invalid. It must be <failures>:<seconds>, such as 10:3600, or 'off'.",
+      "create",
+    ],
+    [
+      ["create", "--project-id", "1", "--url", "http://x.test", "--events", "all", "--rate-limit", "5"],
+      "error: option '--rate-limit <per_second:burst|off>' argument '5' is invalid. It must be <per_second>:<burst>, such as 5:20, or 'off'.",
       "create",
     ],
     [

@@ -162,8 +162,11 @@ describe("webhooks list and show", () => {
   it("shows one webhook with every field", async () => {
     const created = await createWebhook(["--secret", "s"]);
     const stdout = await ok(["webhooks", "show", ...ids(created.id)]);
-    // The format fields show only when not the default, in short labels: cli-formats.test.ts.
+    // The format fields show only when not the default, in short labels: cli-formats.test.ts; the rate
+    // limit and a pause only when set (below).
     const folded = [
+      "rate_limit",
+      "throttled_until",
       "format",
       "cloudevents_mode",
       "template",
@@ -224,6 +227,17 @@ describe("webhooks list and show", () => {
       "off",
     ]);
     expect(off).toMatchObject({ retry_policy: null, auto_disable: null });
+  });
+
+  it("sets, shows and turns off a rate limit", async () => {
+    const created = await createWebhook(["--rate-limit", "2.5:20"]);
+    expect(created.rate_limit).toEqual({ per_second: 2.5, burst: 20 });
+    expect(await ok(["webhooks", "show", ...ids(created.id)])).toContain(
+      "rate_limit:      2.5/s, burst 20\n",
+    );
+    const off = await json(["webhooks", "update", ...ids(created.id), "--rate-limit", "off"]);
+    expect(off.rate_limit).toBeNull();
+    expect(await ok(["webhooks", "show", ...ids(created.id)])).not.toContain("rate_limit");
   });
 });
 

@@ -24,6 +24,8 @@ export const webhookFields = [
   "template_content_type",
   "signature_scheme",
   "header_names",
+  "rate_limit",
+  "throttled_until",
 ];
 
 /** Webhook fields present only when set: a webhook without them answers exactly `webhookFields`. */

@@ -2,6 +2,7 @@ import type { ServiceInfo, Webhook } from "../api-types";
 import { When } from "../components/badges";
 import { FieldError } from "../components/errors";
 import { retryWaits, useServiceInfo } from "../service-info";
+import { rateLimitText } from "./pace-summary";
 
 // The opt-in delivery policies of a webhook (automatic retries, auto-disable) and the automatic
 // disable they may record: shown on the webhook's page, edited in its form.
@@ -41,6 +42,10 @@ export function DeliveryPolicy({ webhook }: { webhook: Webhook }) {
         <div class="fact">
           <dt>Auto-disable</dt>
           <dd>{autoDisableText(webhook)}</dd>
+        </div>
+        <div class="fact">
+          <dt>Rate limit</dt>
+          <dd>{rateLimitText(webhook)}</dd>
         </div>
       </dl>
     </section>

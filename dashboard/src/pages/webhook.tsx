@@ -12,6 +12,7 @@ import { eventSummary } from "./event-summary";
 import { FilterSummary } from "./filter-fields";
 import { FormatSummary } from "./format-summary";
 import { ManagedNotice } from "./managed-notice";
+import { ThrottledBadge } from "./pace-summary";
 import { useProjectCrumbs } from "./project-crumbs";
 import { WebhookActions } from "./webhook-actions";
 
@@ -41,6 +42,7 @@ export function WebhookPage({ projectId, webhookId }: { projectId: number; webho
                   <Badge tone="muted">Disabled</Badge>
                 )}
                 {w.has_secret ? <Badge tone="info">Signed</Badge> : <Badge tone="muted">Unsigned</Badge>}
+                <ThrottledBadge webhook={w} />
                 <span class="muted small">
                   {eventSummary(w.events)} · created <When iso={w.created_at} /> · updated{" "}
                   <When iso={w.updated_at} />

@@ -20,6 +20,7 @@ import { attemptFields, eventTypeTable, webhookFields, webhookTable } from "./vi
 interface PolicyOptions {
   retryMaxAttempts?: number | "off";
   autoDisable?: { after_failures: number; min_duration_seconds: number } | "off";
+  rateLimit?: { per_second: number; burst: number } | "off";
 }
 
 interface CreateOptions extends SecretOptions, PolicyOptions, FormatOptions, FilterOptions {
@@ -47,6 +48,9 @@ function policyFields(options: PolicyOptions) {
     ...(options.autoDisable === undefined
       ? {}
       : { auto_disable: options.autoDisable === "off" ? null : options.autoDisable }),
+    ...(options.rateLimit === undefined
+      ? {}
+      : { rate_limit: options.rateLimit === "off" ? null : options.rateLimit }),
   };
 }
 
@@ -143,7 +147,7 @@ export function registerWebhookCommands(program: Command): void {
     if (Object.keys(changes).length === 0) {
       usageError(
         command,
-        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
+        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --rate-limit, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
       );
     }
     emit(json, await client.updateWebhook(options.projectId, options.webhookId, changes), webhookFields);

@@ -172,6 +172,14 @@ export function autoDisable(value: string): { after_failures: number; min_durati
   return { after_failures: Number(match[1]), min_duration_seconds: Number(match[2]) };
 }
 
+/** `<per_second>:<burst>` (e.g. 5:20 or 0.5:1), or `off`; the API checks the ranges. */
+export function rateLimit(value: string): { per_second: number; burst: number } | "off" {
+  if (value === "off") return "off";
+  const match = /^(\d+(?:\.\d+)?):(\d+)$/.exec(value);
+  if (!match) throw new InvalidArgumentError("It must be <per_second>:<burst>, such as 5:20, or 'off'.");
+  return { per_second: Number(match[1]), burst: Number(match[2]) };
+}
+
 function positiveIntegerOr(value: string, message: string): number {
   try {
     return positiveInteger(value);
@@ -193,4 +201,10 @@ export const policyOptions = (command: Command): Command =>
         "--auto-disable <failures:seconds|off>",
         "opt-in: disable the webhook after that many failed deliveries in a row over at least that long, or off",
       ).argParser(autoDisable),
+    )
+    .addOption(
+      new Option(
+        "--rate-limit <per_second:burst|off>",
+        "opt-in: at most burst deliveries at once, then per_second a second, across all replicas, or off",
+      ).argParser(rateLimit),
     );

@@ -68,6 +68,15 @@ function formatLines(w: Webhook): [string, unknown][] {
   return lines.filter(([, value]) => value !== null);
 }
 
+/** The rate limit and a receiver's pause, only when set: a webhook without them prints as it did. */
+function paceLines(w: Webhook): [string, unknown][] {
+  const lines: [string, unknown][] = [
+    ["rate_limit", w.rate_limit && `${w.rate_limit.per_second}/s, burst ${w.rate_limit.burst}`],
+    ["throttled_until", w.throttled_until],
+  ];
+  return lines.filter(([, value]) => value !== null);
+}
+
 export function webhookFields(webhook: Webhook): string {
   const { managed_by: managedBy, retry_policy: _retry, auto_disable: _auto, ...fields } = webhook;
   const owner = managedBy ? `${managedBy.kind} ${managedBy.namespace}/${managedBy.name}` : null;
@@ -80,6 +89,8 @@ export function webhookFields(webhook: Webhook): string {
     signature_scheme: _signature,
     header_names: _headers,
     filters: _filters,
+    rate_limit: _rateLimit,
+    throttled_until: _throttledUntil,
     ...rest
   } = spec;
   return formatFields([
@@ -91,6 +102,7 @@ export function webhookFields(webhook: Webhook): string {
     ["auto_disable", autoDisableText(webhook)],
     ["disabled_reason", reason],
     ["disabled_at", at],
+    ...paceLines(webhook),
   ]);
 }
 

@@ -52,6 +52,7 @@ export interface WebhookSpec {
   retryPolicy?: { maxAttempts: number };
   autoDisable?: { afterFailures: number; minDurationSeconds: number };
   filters?: WebhookSpecFilters;
+  rateLimit?: { perSecond: number; burst: number };
 }
 
 /** Shaped like metav1.Condition. */
@@ -199,7 +200,17 @@ export const specSchema = {
         minDurationSeconds: { type: "integer", minimum: 0, maximum: 2592000 },
       },
       description:
-        "Opt-in: disable deliveries after afterFailures failed deliveries in a row over at least minDurationSeconds (Ready=False, reason AutoDisabled). A change to the spec enables it again.",
+        "Opt-in: disable deliveries after afterFailures failed deliveries in a row over at least minDurationSeconds (Ready=False, reason AutoDisabled), or at the receiver's first 410 Gone (reason ReceiverGone). A change to the spec enables it again.",
+    },
+    rateLimit: {
+      type: "object",
+      required: ["perSecond", "burst"],
+      properties: {
+        perSecond: { type: "number", minimum: 0.001, maximum: 10000 },
+        burst: { type: "integer", minimum: 1, maximum: 10000 },
+      },
+      description:
+        "Opt-in: at most burst deliveries at once, then perSecond a second, shared by every replica. Absent: as fast as the service sends.",
     },
     filters: filtersSchema,
   },

@@ -7,8 +7,10 @@ import { parseTemplate } from "../../formats/template.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
+import { goneReasonStart } from "../../webhooks/auto-disable.js";
 import { destinationRefusal } from "../../webhooks/destination-check.js";
 import { pauseOwnedWebhook, upsertOwnedWebhook } from "../../webhooks/owned-store.js";
+import { syncRateLimit } from "../../webhooks/rate-limit.js";
 import { removeOwnedWebhook, removeWebhooksOfMissingOwners } from "../../webhooks/service.js";
 import type { WebhookSecrets } from "../../webhooks/store.js";
 import { setCondition } from "../api/conditions.js";
@@ -132,6 +134,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
           autoDisable: spec.autoDisable ?? null,
         },
       });
+      await syncRateLimit(deps.pool, webhook, spec.rateLimit);
       const last = await findLastDelivery(deps.pool, webhook.id);
       Object.assign(status, {
         webhookId: webhook.id,
@@ -150,7 +153,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
           ? {
               type: "Ready",
               status: "False",
-              reason: "AutoDisabled",
+              reason: webhook.disabled_reason.startsWith(goneReasonStart) ? "ReceiverGone" : "AutoDisabled",
               message: `${webhook.disabled_reason} (webhook ${webhook.id} of project ${project.id}). Any change to this resource's spec enables it again.`,
               observedGeneration: resource.metadata.generation,
             }

@@ -66,6 +66,8 @@ async function emitCancellations(
       projectId: row.project_id,
       payload: payloadFor("deployment.cancelled", row, names.get(row.project_id) ?? ""),
       ...(workload ? { workload } : {}),
+      // Its last event: the row's emitted_events already names it.
+      rollout: { id: row.id, position: row.emitted_events.length - 1 },
     })),
   );
 }
@@ -133,11 +135,13 @@ export async function recordRollout(
     });
     ({ handedOver } = await emitEvents(
       client,
-      events.map((event) => ({
+      events.map((event, i) => ({
         eventType: event,
         projectId: project.id,
         payload: payloadFor(event, updated, project.name),
         workload: workloadOf(kind, workload),
+        // Its place among the rollout's events, which its deliveries keep (delivery-engine/rollout-order.ts).
+        rollout: { id: row.id, position: row.emitted_events.length + i },
       })),
       observed.handOver?.handOverLease(),
     ));
