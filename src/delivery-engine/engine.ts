@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { abortable } from "../abortable.js";
 import { createPool, type Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
@@ -212,10 +213,7 @@ export function createDeliveryEngine(options: {
     stop(timeoutMs) {
       stopping ??= Promise.all([
         worker.stop(timeoutMs),
-        Promise.race([
-          Promise.allSettled(synchronousSends),
-          new Promise((resolve) => setTimeout(resolve, timeoutMs)),
-        ]),
+        abortable(Promise.allSettled(synchronousSends), AbortSignal.timeout(timeoutMs)).catch(() => {}),
       ]).then(() => workerPool.end());
       return stopping;
     },

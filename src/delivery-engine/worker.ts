@@ -1,3 +1,4 @@
+import { abortable } from "../abortable.js";
 import type { Pool } from "../db/pool.js";
 import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
@@ -54,7 +55,6 @@ const gatherMs = 1;
  */
 const groupRecordsMs = 50;
 const slowCheckIntervalMs = 100;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A delivery of a webhook disabled since it was queued is not sent: it is recorded as a failed attempt
@@ -232,7 +232,9 @@ export class DeliveryWorker {
     await this.listener.stop();
     await this.queueingRetries;
     await this.releasing;
-    await Promise.race([Promise.all(this.inFlight.values()), sleep(timeoutMs)]);
+    await abortable(Promise.allSettled(this.inFlight.values()), AbortSignal.timeout(timeoutMs)).catch(
+      () => {},
+    );
     // Record what finished; a stopped worker's turns claim nothing.
     this.kick();
     await this.turning;
