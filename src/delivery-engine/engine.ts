@@ -18,6 +18,7 @@ import {
 } from "./synchronous-sends.js";
 import { deliveryConnectTimeoutMs } from "./timing.js";
 import { DeliveryWorker, observeOutcome } from "./worker.js";
+import { databaseWorkerQueue } from "./worker-queue.js";
 
 /** The DELIVERY_* settings (app/config.ts), as the engine takes them. */
 export interface DeliverySettings {
@@ -148,8 +149,13 @@ export function createDeliveryEngine(options: {
   });
   const workerPool = createPool(options.databaseUrl, 2, claimSessionSettings);
   const worker = new DeliveryWorker({
-    pool: workerPool,
-    databaseUrl: options.databaseUrl,
+    queue: databaseWorkerQueue({
+      pool: workerPool,
+      databaseUrl: options.databaseUrl,
+      workerId,
+      outcomePolicy: options.outcomePolicy,
+      logger: logger.child({ component: "delivery-worker" }),
+    }),
     workerId,
     concurrency: settings.concurrency,
     perWebhookConcurrency: settings.perWebhookConcurrency,
@@ -158,7 +164,6 @@ export function createDeliveryEngine(options: {
     pollIntervalMs: settings.pollIntervalMs,
     retryDelaysMs: settings.retryDelaysMs,
     send,
-    outcomePolicy: options.outcomePolicy,
     logger: logger.child({ component: "delivery-worker" }),
   });
   const synchronous = new SynchronousSends(worker, {
