@@ -107,8 +107,8 @@ function createWorker(overrides: { concurrency?: number; pollIntervalMs?: number
     retryDelaysMs: [1_000],
     send: (outbound: OutboundDelivery) =>
       new Promise((resolve) => {
-        sent.push(outbound.deliveryId);
-        sends.set(outbound.deliveryId, resolve);
+        sent.push(Number(outbound.deliveryId));
+        sends.set(Number(outbound.deliveryId), resolve);
       }),
     logger: createLogger("silent"),
   });
