@@ -9,8 +9,8 @@ import {
   useCluster,
 } from "../support/cluster.js";
 import { operatorEnv } from "../support/cluster-rollouts.js";
-import { eventually } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience, createWebhook, getWebhook, waitForReady } from "../support/webhook-resources.js";
 
 // Losing the Lease stops the controllers at once; a lease nobody renews is taken back. The Lease,
@@ -94,7 +94,11 @@ async function creationWatched(name: string, create: () => Promise<unknown>): Pr
 }
 
 it("stops the controllers when the Lease is taken, and takes it back once nobody renews it", async () => {
-  await eventually(async () => (service.operator?.isLeader() ? true : undefined), clusterPatience);
+  await waitUntil(
+    "service.operator?.isLeader()",
+    async () => (service.operator?.isLeader() ? true : undefined),
+    { timeoutMs: clusterPatience },
+  );
   expect(await registry.getSingleMetricAsString("webhook_operator_leader")).toContain(
     "webhook_operator_leader 1",
   );
@@ -107,7 +111,11 @@ it("stops the controllers when the Lease is taken, and takes it back once nobody
     renewTime: new V1MicroTime(),
     leaseDurationSeconds: 3600,
   }));
-  await eventually(async () => (service.operator?.isLeader() === false ? true : undefined), clusterPatience);
+  await waitUntil(
+    "service.operator?.isLeader() === false",
+    async () => (service.operator?.isLeader() === false ? true : undefined),
+    { timeoutMs: clusterPatience },
+  );
   await service.operator?.idle();
 
   // Its controllers are stopped: a Webhook created now is not reconciled, although the watch event that
@@ -127,7 +135,11 @@ it("stops the controllers when the Lease is taken, and takes it back once nobody
   // … until "someone-else" shortens its Lease to 3 s and never renews it: once it has not changed for
   // that long, the operator takes it and leads again.
   await writeLease((spec) => ({ ...spec, renewTime: new V1MicroTime(), leaseDurationSeconds: 3 }));
-  await eventually(async () => (service.operator?.isLeader() ? true : undefined), clusterPatience);
+  await waitUntil(
+    "service.operator?.isLeader()",
+    async () => (service.operator?.isLeader() ? true : undefined),
+    { timeoutMs: clusterPatience },
+  );
   await waitForReady(cluster, namespace, "while-not-leading", "True");
   const taken = await coordination().readNamespacedLease({ name: label, namespace });
   expect(taken.spec?.holderIdentity).not.toBe("someone-else");

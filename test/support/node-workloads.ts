@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Cluster } from "./cluster.js";
-import { until } from "./node-cluster.js";
 import { repoRoot } from "./tools.js";
+import { waitUntil } from "./wait.js";
 
 // Workloads of the node suite made from manifests/examples: a receiver pod in a namespace of the test's
 // own, a project namespace with the example Webhook pointed at it, bursts of Deployments of real pods.
@@ -110,10 +110,14 @@ export function sampleMemory(cluster: Cluster, namespace: string, pods: RegExp) 
 
 /** The holder of a Lease, once it has one. */
 export async function leaseHolder(cluster: Cluster, namespace: string, name: string): Promise<string> {
-  return until(`a holder of Lease ${namespace}/${name}`, async () => {
-    const holder = await cluster
-      .kubectl(["-n", namespace, "get", "lease", name, "-o", "jsonpath={.spec.holderIdentity}"])
-      .catch(() => "");
-    return holder.trim() || undefined;
-  });
+  return waitUntil(
+    `a holder of Lease ${namespace}/${name}`,
+    async () => {
+      const holder = await cluster
+        .kubectl(["-n", namespace, "get", "lease", name, "-o", "jsonpath={.spec.holderIdentity}"])
+        .catch(() => "");
+      return holder.trim() || undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 1_000 },
+  );
 }

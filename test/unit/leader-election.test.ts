@@ -2,7 +2,7 @@ import { type CoordinationV1Api, type V1Lease, V1MicroTime } from "@kubernetes/c
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/logger.js";
 import { LeaderElector } from "../../src/operator/leader-election.js";
-import { eventually } from "../support/receiver.js";
+import { waitUntil } from "../support/wait.js";
 
 // The LeaderElector's own logic with a hand-held lease API: each call waits until the test answers it,
 // so the interleavings that matter (a renewal still in flight when stop() is called) are exact.
@@ -101,7 +101,11 @@ describe("LeaderElector", () => {
     const create = await next("create");
     create.answer(create.lease);
     await next("read"); // the renewal's read, never answered
-    await eventually(async () => (events.includes("stopped") ? true : undefined), 5_000);
+    await waitUntil(
+      'events.includes("stopped")',
+      async () => (events.includes("stopped") ? true : undefined),
+      { timeoutMs: 5_000 },
+    );
     expect(leader.isLeader).toBe(false);
     await leader.stop();
   });
@@ -139,7 +143,11 @@ describe("LeaderElector", () => {
     expect(Date.now() - lastChange).toBeGreaterThanOrEqual(1_000);
     expect(replace.lease?.spec?.holderIdentity).toBe("me");
     replace.answer(replace.lease);
-    await eventually(async () => (events.includes("started") ? true : undefined), 5_000);
+    await waitUntil(
+      'events.includes("started")',
+      async () => (events.includes("started") ? true : undefined),
+      { timeoutMs: 5_000 },
+    );
     await candidate.stop().catch(() => {});
   });
 });
