@@ -4,6 +4,7 @@ import { type Queryable, withTransaction } from "../../src/db/pool.js";
 import { emitEvent, emitEvents } from "../../src/delivery-engine/emit.js";
 import { insertLeasedDelivery } from "../../src/delivery-engine/queue.js";
 import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
+import { blockedBy } from "../support/lock-waits.js";
 import { freePort as closedPort } from "../support/ports.js";
 import { type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -295,7 +296,7 @@ describe("deleting a webhook", () => {
           deleted = true;
           return response;
         });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await blockedBy(service.pool, emitter);
       expect(deleted).toBe(false); // blocked on the emit's lock of the webhook row
       await emitter.query("COMMIT");
       expect((await deleting).status).toBe(204);
@@ -312,7 +313,7 @@ describe("deleting a webhook", () => {
       await deleter.query("BEGIN");
       await deleter.query("DELETE FROM webhooks WHERE id = $1", [webhookId]);
       const emitting = withTransaction(service.pool, (client) => emitTo(client, project));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await blockedBy(service.pool, deleter);
       await deleter.query("COMMIT");
       expect((await emitting).queued).toBe(0);
     } finally {

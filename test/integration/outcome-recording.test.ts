@@ -45,7 +45,13 @@ describe("recording an outcome whose lease ran out", () => {
     };
     const [claimed] = await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy);
     expect(claimed?.webhook_id).toBe(webhook.id);
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the 1 ms lease has run out
+    await waitUntil("the 1 ms lease to run out", async () => {
+      const { rows } = await pool.query(
+        "SELECT locked_until < clock_timestamp() AS expired FROM deliveries WHERE id = $1",
+        [claimed?.id],
+      );
+      return rows[0]?.expired ? true : undefined;
+    });
     const outcome = {
       success: true,
       statusCode: 200,
