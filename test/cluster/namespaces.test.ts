@@ -77,7 +77,7 @@ it("reconciles Webhooks only in selected namespaces, and picks up a namespace on
     async () => ((await ready(payments))?.status === "True" ? true : undefined),
     { timeoutMs: clusterPatience },
   );
-  const refused = await waitUntil("ready(sandbox)", async () => ready(sandbox), {
+  const refused = await waitUntil("the sandbox Webhook's Ready condition", async () => ready(sandbox), {
     timeoutMs: clusterPatience,
   });
   expect(refused).toMatchObject({ status: "False", reason: "NamespaceNotSelected" });

@@ -187,7 +187,7 @@ describe("failure outcomes (spec §7)", () => {
   async function failedDelivery(url: string) {
     const webhookId = await newWebhook({ url, events: ["deployment.succeeded"] });
     const emitted = await emit(service.pool, projectId, "deployment.succeeded");
-    const delivery = await waitUntil("rows[0]", async () => {
+    const delivery = await waitUntil("the delivery done", async () => {
       const { rows } = await service.pool.query(
         "SELECT * FROM deliveries WHERE webhook_id = $1 AND event_id = $2 AND state = 'done'",
         [webhookId, emitted.envelope.id],

@@ -189,7 +189,7 @@ describe("automatic retries", () => {
       });
       const emitted = await emit(slow.pool, project, "deployment.failed", {});
       // Attempt 1 failed; attempt 2 waits ten minutes, outside the queue.
-      const waiting = await waitUntil("rows[0]", async () => {
+      const waiting = await waitUntil("the scheduled retry", async () => {
         const { rows } = await slow.pool.query(
           "SELECT attempt_number, event_id FROM scheduled_retries WHERE webhook_id = $1",
           [id],

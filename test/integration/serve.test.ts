@@ -42,7 +42,7 @@ function serve(env: Record<string, string>, args: string[] = []): Served {
 }
 
 async function listening(served: Served): Promise<string> {
-  return waitUntil("served.url()", async () => served.url(), { timeoutMs: 20_000 });
+  return waitUntil("the service's URL in its output", async () => served.url(), { timeoutMs: 20_000 });
 }
 
 async function stopped(served: Served): Promise<number | null> {

@@ -76,7 +76,7 @@ export async function startOperatorProcess(env: Record<string, string>): Promise
 /** Waits until the process logged `message` at least `count` times. */
 export function waitForLog(operator: OperatorProcess, message: string, count = 1, timeoutMs = 60_000) {
   return waitUntil(
-    "operator.logged(message).length >= count",
+    `${count} "${message}" lines in the operator's log`,
     async () => (operator.logged(message).length >= count ? true : undefined),
     { timeoutMs: timeoutMs },
   ).catch(() => {
