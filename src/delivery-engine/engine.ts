@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { abortable } from "../abortable.js";
 import { connectionOptions, type DatabaseTimeouts } from "../db/connection-options.js";
 import { createPool, type Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
@@ -18,6 +19,7 @@ import {
 } from "./synchronous-sends.js";
 import { deliveryConnectTimeoutMs } from "./timing.js";
 import { DeliveryWorker, observeOutcome } from "./worker.js";
+import { databaseWorkerQueue } from "./worker-queue.js";
 
 /** The DELIVERY_* settings (app/config.ts), as the engine takes them. */
 export interface DeliverySettings {
@@ -157,8 +159,13 @@ export function createDeliveryEngine(options: {
     logger,
   });
   const worker = new DeliveryWorker({
-    pool: workerPool,
-    listenerConnection: connectionOptions(options.databaseUrl, "listener", timeouts),
+    queue: databaseWorkerQueue({
+      pool: workerPool,
+      listenerConnection: connectionOptions(options.databaseUrl, "listener", timeouts),
+      workerId,
+      outcomePolicy: options.outcomePolicy,
+      logger: logger.child({ component: "delivery-worker" }),
+    }),
     workerId,
     concurrency: settings.concurrency,
     perWebhookConcurrency: settings.perWebhookConcurrency,
@@ -168,7 +175,6 @@ export function createDeliveryEngine(options: {
     retryDelaysMs: settings.retryDelaysMs,
     retryAfterMaxMs: settings.retryAfterMaxMs ?? 3_600_000,
     send,
-    outcomePolicy: options.outcomePolicy,
     logger: logger.child({ component: "delivery-worker" }),
   });
   const synchronous = new SynchronousSends(worker, {
@@ -223,10 +229,7 @@ export function createDeliveryEngine(options: {
     stop(timeoutMs) {
       stopping ??= Promise.all([
         worker.stop(timeoutMs),
-        Promise.race([
-          Promise.allSettled(synchronousSends),
-          new Promise((resolve) => setTimeout(resolve, timeoutMs)),
-        ]),
+        abortable(Promise.allSettled(synchronousSends), AbortSignal.timeout(timeoutMs)).catch(() => {}),
       ]).then(() => workerPool.end());
       return stopping;
     },

@@ -1,28 +1,20 @@
-import type { Pool } from "../db/pool.js";
+import { abortable } from "../abortable.js";
 import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
 import { countDelivery, metrics } from "../metrics.js";
 import type { HandOver } from "./emit.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
-import { PaceWake, pauseWebhook, tokenStale } from "./pace.js";
-import {
-  type ClaimedDelivery,
-  queueDueRetries,
-  type RecordedOutcome,
-  recordAndClaim,
-  releaseClaims,
-  releaseClaimsOf,
-} from "./queue.js";
-import { type ListenerConnection, QueueListener } from "./queue-listener.js";
+import { PaceWake, tokenStale } from "./pace.js";
+import type { ClaimedDelivery, RecordedOutcome } from "./queue.js";
 import { ReceiverLimits } from "./receiver-limits.js";
 import { pauseReason, pauseUntil } from "./retry-after.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 import { longestSendMs } from "./timing.js";
+import type { WorkerQueue } from "./worker-queue.js";
 
 export interface WorkerOptions {
-  pool: Pool;
-  /** For the LISTEN connection, which lives outside the pool. */
-  listenerConnection: ListenerConnection;
+  /** The database as the worker sees it: its statements and its LISTEN (worker-queue.ts). */
+  queue: WorkerQueue;
   workerId: string;
   concurrency: number;
   perWebhookConcurrency: number;
@@ -35,10 +27,27 @@ export interface WorkerOptions {
   /** The longest pause a receiver's Retry-After can ask for (DELIVERY_RETRY_AFTER_MAX_SECONDS), in ms. */
   retryAfterMaxMs: number;
   send: (delivery: OutboundDelivery) => Promise<DeliveryOutcome>;
-  /** Counts the outcomes of the webhooks it applies to, as they are recorded (outcome-policy.ts). */
-  outcomePolicy: OutcomePolicy;
   logger: Logger;
 }
+
+/**
+ * The worker's life. `new`: constructed; a turn may record (and claim) when woken, but nothing runs by
+ * itself and nothing is handed over. `running`: listening, polling, claiming, sending. `stopping`: it
+ * claims no more and waits for its sends; `stopped`: their outcomes recorded, the rest released.
+ */
+export type WorkerLifecycle = "new" | "running" | "stopping" | "stopped";
+
+/**
+ * The one loop that talks to the database. `idle`: no statement running or due. `gathering`: a turn
+ * is due but waits briefly so that more outcomes share it (gatherFor). `turning`: statements are
+ * running, one at a time; a wake meanwhile (`again`) runs one more turn after them, never two at once.
+ */
+export type TurnState = "idle" | "gathering" | "turning";
+
+type Turn =
+  | { state: "idle" }
+  | { state: "gathering"; timer: NodeJS.Timeout }
+  | { state: "turning"; done: Promise<void>; again: boolean };
 
 const outcomeBatchSize = 500;
 /** Due retries queued per poll tick at most; more wait for the next tick (or another replica). */
@@ -58,7 +67,6 @@ const gatherMs = 1;
  */
 const groupRecordsMs = 50;
 const slowCheckIntervalMs = 100;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A delivery of a webhook disabled since it was queued is not sent: it is recorded as a failed attempt
@@ -117,25 +125,25 @@ export class DeliveryWorker {
   /** Claims again when a paced webhook's next token or a receiver's pause is due (pace.ts). */
   private readonly paceWake = new PaceWake(() => this.wake());
   private pendingOutcomes: RecordedOutcome[] = [];
-  private turning: Promise<void> | undefined;
+  private lifecycle: WorkerLifecycle = "new";
+  private turn: Turn = { state: "idle" };
   private queueingRetries: Promise<void> | undefined;
-  private turnAgain = false;
   /** False once a claim came back short: no need to ask again until woken. */
   private queueMayHaveWork = true;
-  private started = false;
-  private stopped = false;
+  /** Turns failed in a row: the backoff before the next (failed). */
   private failures = 0;
-  private readonly listener: QueueListener;
+  private readonly listener: { start(): Promise<void>; stop(): Promise<void> };
+  /** While running: the backstop poll, and the check for receivers that became slow. */
   private pollTimer: NodeJS.Timeout | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private gatherTimer: NodeJS.Timeout | undefined;
   private slowCheckTimer: NodeJS.Timeout | undefined;
+  /** After a failed turn: the next one, later and later while failures go on. */
+  private backoffTimer: NodeJS.Timeout | undefined;
   /** Fewer free slots and finished sends than this make a turn worth delaying (gatherFor). */
   private readonly gatherBelow: number;
 
   constructor(private readonly options: WorkerOptions) {
     this.gatherBelow = Math.ceil(options.concurrency / 8);
-    this.listener = new QueueListener(options.listenerConnection, () => this.wake(), options.logger);
+    this.listener = options.queue.listen(() => this.wake());
     const slowAfterMs = Math.min(options.timeoutMs, Math.max(5_000, options.timeoutMs / 4));
     // A row's lease runs from its claim: the wait before its send plus the send must fit in it.
     this.maxWaitMs = Math.min(slowAfterMs, options.leaseMs - longestSendMs(options.timeoutMs));
@@ -149,8 +157,17 @@ export class DeliveryWorker {
     });
   }
 
+  /** Where it is in its life and in its turn loop (for tests and diagnostics). */
+  get state(): { lifecycle: WorkerLifecycle; turn: TurnState } {
+    return { lifecycle: this.lifecycle, turn: this.turn.state };
+  }
+
+  private get stopping(): boolean {
+    return this.lifecycle === "stopping" || this.lifecycle === "stopped";
+  }
+
   async start(): Promise<void> {
-    this.started = true;
+    this.lifecycle = "running";
     await this.listener.start();
     this.pollTimer = setInterval(() => {
       this.queueDueRetries();
@@ -175,8 +192,9 @@ export class DeliveryWorker {
    * tick (the retries stay where they are, in the database).
    */
   private queueDueRetries(): void {
-    if (this.queueingRetries || this.stopped) return;
-    this.queueingRetries = queueDueRetries(this.options.pool, dueRetriesBatchSize)
+    if (this.queueingRetries || this.stopping) return;
+    this.queueingRetries = this.options.queue
+      .queueDueRetries(dueRetriesBatchSize)
       .then((queued) => {
         if (queued > 0) this.wake();
       })
@@ -195,7 +213,7 @@ export class DeliveryWorker {
    */
   handOverLease(countedBy: string): HandOver | undefined {
     const limit = this.options.concurrency - this.slotsInUse() - this.ready.length;
-    if (!this.started || this.stopped || this.claimAhead === 0 || limit <= 0) return undefined;
+    if (this.lifecycle !== "running" || this.claimAhead === 0 || limit <= 0) return undefined;
     const plan = this.limits.plan();
     const allowances = new Map<number, number>();
     for (const [id, { allowance, restricted }] of plan.allowances)
@@ -210,7 +228,7 @@ export class DeliveryWorker {
    */
   takeHandedOver(deliveries: ClaimedDelivery[]): void {
     if (deliveries.length === 0) return;
-    if (this.stopped) {
+    if (this.stopping) {
       this.release(deliveries.map((delivery) => delivery.id));
       return;
     }
@@ -230,29 +248,32 @@ export class DeliveryWorker {
 
   /** Stop claiming, let in-flight sends finish within timeoutMs, record them, release the rest. */
   async stop(timeoutMs: number): Promise<void> {
-    this.stopped = true;
+    this.lifecycle = "stopping";
     clearInterval(this.pollTimer);
     clearInterval(this.slowCheckTimer);
-    clearTimeout(this.retryTimer);
-    clearTimeout(this.gatherTimer);
+    clearTimeout(this.backoffTimer);
+    if (this.turn.state === "gathering") clearTimeout(this.turn.timer);
     this.paceWake.stop();
     await this.listener.stop();
     await this.queueingRetries;
     await this.releasing;
-    await Promise.race([Promise.all(this.inFlight.values()), sleep(timeoutMs)]);
+    await abortable(Promise.allSettled(this.inFlight.values()), AbortSignal.timeout(timeoutMs)).catch(
+      () => {},
+    );
     // Record what finished; a stopped worker's turns claim nothing.
     this.kick();
-    await this.turning;
-    const released = await releaseClaims(this.options.pool, this.options.workerId).catch(() => 0);
+    if (this.turn.state === "turning") await this.turn.done;
+    const released = await this.options.queue.releaseClaims().catch(() => 0);
     if (released > 0)
       this.options.logger.info({ released }, "released unfinished deliveries back to the queue");
+    this.lifecycle = "stopped";
   }
 
   private kick(): void {
-    if (this.turning) this.turnAgain = true;
+    if (this.turn.state === "turning") this.turn.again = true;
     // While a gathering wait runs, only an end to the reason for it starts the turn early: more kicks
     // (sends finishing, NOTIFYs) must not stretch the wait.
-    else if (!this.gatherTimer || this.gatherFor() === undefined) this.startTurn(false);
+    else if (this.turn.state === "idle" || this.gatherFor() === undefined) this.startTurn(false);
   }
 
   /**
@@ -264,19 +285,26 @@ export class DeliveryWorker {
    * the next claim or for each other; a NOTIFY ends that wait at once.
    */
   private startTurn(gathered: boolean): void {
-    clearTimeout(this.gatherTimer);
-    this.gatherTimer = undefined;
-    if (this.turning) {
-      this.turnAgain = true;
+    if (this.turn.state === "turning") {
+      this.turn.again = true;
       return;
     }
-    this.turning = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.turnLoop(gathered))
+    if (this.turn.state === "gathering") clearTimeout(this.turn.timer);
+    let gatherFor: number | undefined;
+    const turning: Turn & { state: "turning" } = { state: "turning", done: Promise.resolve(), again: false };
+    turning.done = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(async () => {
+        gatherFor = await this.turnLoop(turning, gathered);
+      })
       .finally(() => {
-        this.turning = undefined;
+        this.turn =
+          gatherFor === undefined
+            ? { state: "idle" }
+            : { state: "gathering", timer: setTimeout(() => this.startTurn(true), gatherFor) };
         // A send that finished between the loop's last check and now.
-        if (this.turnAgain) this.kick();
+        if (turning.again) this.kick();
       });
+    this.turn = turning;
   }
 
   /**
@@ -318,7 +346,7 @@ export class DeliveryWorker {
     this.synchronousInFlight -= 1;
     this.limits.finished(webhookId, sendId, outcome);
     // A worker not started (DELIVERY_WORKERS=false) or stopping claims nothing.
-    if (!this.started || this.stopped) return;
+    if (this.lifecycle !== "running") return;
     this.startReady();
     this.kick();
   }
@@ -329,37 +357,33 @@ export class DeliveryWorker {
    */
   private gatherFor(): number | undefined {
     const pending = this.pendingOutcomes.length;
-    if (this.stopped || pending >= this.gatherBelow) return undefined;
+    if (this.stopping || pending >= this.gatherBelow) return undefined;
     if (this.claimable(pending > 0) < this.gatherBelow) return gatherMs;
     return pending > 0 && !this.queueMayHaveWork ? groupRecordsMs : undefined;
   }
 
-  private async turnLoop(gathered: boolean): Promise<void> {
+  /** Runs turns while there is work; returns how long to gather before the next, if it should wait. */
+  private async turnLoop(turning: { again: boolean }, gathered: boolean): Promise<number | undefined> {
     do {
-      this.turnAgain = false;
+      turning.again = false;
       const gatherFor = gathered ? undefined : this.gatherFor();
-      if (gatherFor !== undefined) {
-        this.gatherTimer ??= setTimeout(() => this.startTurn(true), gatherFor);
-        return;
-      }
+      if (gatherFor !== undefined) return gatherFor;
       gathered = false;
       const outcomes = this.pendingOutcomes.splice(0, outcomeBatchSize);
       const free = this.claimable(outcomes.length > 0);
-      const claimLimit = !this.stopped && this.queueMayHaveWork && free > 0 ? free : 0;
-      if (outcomes.length === 0 && claimLimit === 0) return;
+      const claimLimit = !this.stopping && this.queueMayHaveWork && free > 0 ? free : 0;
+      if (outcomes.length === 0 && claimLimit === 0) return undefined;
       let claimed: ClaimedDelivery[];
       try {
-        claimed = await recordAndClaim(
-          this.options.pool,
-          this.options.workerId,
-          outcomes,
-          { limit: claimLimit, leaseMs: this.options.leaseMs, plan: this.limits.plan() },
-          this.options.outcomePolicy,
-        );
+        claimed = await this.options.queue.recordAndClaim(outcomes, {
+          limit: claimLimit,
+          leaseMs: this.options.leaseMs,
+          plan: this.limits.plan(),
+        });
         this.failures = 0;
       } catch (error) {
         this.failed(error, outcomes);
-        return;
+        return undefined;
       }
       const claimedAtMs = Date.now();
       for (const delivery of claimed) {
@@ -375,11 +399,12 @@ export class DeliveryWorker {
         // A short claim means the queue is drained, except for rows held back by a webhook's limit or
         // the restricted budget: those are claimed when one of the sends holding them finishes.
         // A webhook whose fair share of this claim left due rows behind (claim.ts) is served next turn.
-        if (claimed.length === claimLimit || claimed[0]?.more_due) this.turnAgain = true;
-        else this.queueMayHaveWork = this.turnAgain || this.limits.mayHoldBack();
+        if (claimed.length === claimLimit || claimed[0]?.more_due) turning.again = true;
+        else this.queueMayHaveWork = turning.again || this.limits.mayHoldBack();
       }
-      if (this.pendingOutcomes.length > 0) this.turnAgain = true;
-    } while (this.turnAgain);
+      if (this.pendingOutcomes.length > 0) turning.again = true;
+    } while (turning.again);
+    return undefined;
   }
 
   /**
@@ -400,9 +425,9 @@ export class DeliveryWorker {
       this.options.logger.error({ err: error, ...fields }, "recording and claiming deliveries failed");
     else
       logRetry(this.options.logger, error, fields, "recording and claiming deliveries failed; outcomes kept");
-    if (transient || !this.stopped) {
-      clearTimeout(this.retryTimer);
-      this.retryTimer = setTimeout(() => this.kick(), retryInMs);
+    if (transient || !this.stopping) {
+      clearTimeout(this.backoffTimer);
+      this.backoffTimer = setTimeout(() => this.kick(), retryInMs);
     }
   }
 
@@ -432,7 +457,7 @@ export class DeliveryWorker {
     const unpaced: number[] = [];
     for (
       let i = 0;
-      i < this.ready.length && this.slotsInUse() < this.options.concurrency && !this.stopped;
+      i < this.ready.length && this.slotsInUse() < this.options.concurrency && !this.stopping;
     ) {
       const { delivery, claimedAtMs } = this.ready[i] as { delivery: ClaimedDelivery; claimedAtMs: number };
       // Claimed before its receiver asked for a pause, or held so long that its token is stale (pace.ts):
@@ -455,7 +480,7 @@ export class DeliveryWorker {
 
   /** Gives rows back to the queue; if that fails, their leases run out and they are claimed again. */
   private release(ids: number[]): void {
-    const giving = releaseClaimsOf(this.options.pool, this.options.workerId, ids).catch((error: unknown) => {
+    const giving = this.options.queue.releaseClaimsOf(ids).catch((error: unknown) => {
       this.options.logger.warn(
         { err: error, deliveries: ids.length },
         "giving back unsent deliveries failed; they are sent once their lease ends",
@@ -471,18 +496,19 @@ export class DeliveryWorker {
    * be written, the row's lease runs out and it is sent again then.
    */
   private paused(delivery: ClaimedDelivery, statusCode: number, untilMs: number): void {
-    const pausing = pauseWebhook(this.options.pool, {
-      webhookId: delivery.webhook_id,
-      deliveryId: delivery.id,
-      workerId: this.options.workerId,
-      untilMs,
-      reason: pauseReason(statusCode, untilMs),
-    }).catch((error: unknown) => {
-      this.options.logger.warn(
-        { err: error },
-        "pausing a throttled webhook failed; its delivery is sent again once its lease ends",
-      );
-    });
+    const pausing = this.options.queue
+      .pauseWebhook({
+        webhookId: delivery.webhook_id,
+        deliveryId: delivery.id,
+        untilMs,
+        reason: pauseReason(statusCode, untilMs),
+      })
+      .catch((error: unknown) => {
+        this.options.logger.warn(
+          { err: error },
+          "pausing a throttled webhook failed; its delivery is sent again once its lease ends",
+        );
+      });
     this.releasing = Promise.all([this.releasing, pausing]).then(() => undefined);
     this.paceWake.paused(delivery.webhook_id, untilMs);
   }

@@ -4,6 +4,7 @@ import {
   AuthorizationV1Api,
   type KubeConfig,
 } from "@kubernetes/client-node";
+import { within } from "../abortable.js";
 import { ServiceUnavailableError, UnauthorizedError } from "../errors.js";
 import type { AccessReviewer, KubernetesIdentity } from "../http/auth-context.js";
 import type { Logger } from "../logger.js";
@@ -46,18 +47,6 @@ function unavailable(error: unknown, review: string, logger: Logger): ServiceUna
   );
 }
 
-async function withTimeout<T>(call: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${reviewTimeoutMs} ms`)), reviewTimeoutMs);
-  });
-  try {
-    return await Promise.race([call, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export function createKubernetesTokenReviewer(
   kubeConfig: KubeConfig,
   settings: TokenAuthSettings,
@@ -74,8 +63,10 @@ export function createKubernetesTokenReviewer(
     async authenticate(token) {
       const digest = tokenDigest(token);
       const identity = await identities.answer(digest, async () => {
-        const review = await withTimeout(
+        const review = await within(
           authentication.createTokenReview({ body: { spec: { token, audiences: [settings.audience] } } }),
+          reviewTimeoutMs,
+          "the TokenReview",
         ).catch((error: unknown) => {
           throw unavailable(error, "TokenReview", logger);
         });
@@ -101,7 +92,7 @@ export function createKubernetesTokenReviewer(
     async isAllowed(identity, access) {
       const key = `${identity.digest} ${access.namespace} ${access.verb} ${access.subresource ?? ""}`;
       return decisions.answer(key, async () => {
-        const review = await withTimeout(
+        const review = await within(
           authorization.createSubjectAccessReview({
             body: {
               spec: {
@@ -113,6 +104,8 @@ export function createKubernetesTokenReviewer(
               },
             },
           }),
+          reviewTimeoutMs,
+          "the SubjectAccessReview",
         ).catch((error: unknown) => {
           throw unavailable(error, "SubjectAccessReview", logger);
         });

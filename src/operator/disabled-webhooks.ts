@@ -1,4 +1,4 @@
-import type pg from "pg";
+import { ReconnectingListener } from "../db/listener.js";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import { webhooksDisabledChannel } from "../webhooks/auto-disable.js";
@@ -13,51 +13,17 @@ export function listenForDisabledWebhooks(
   onDisabled: (webhookIds: number[]) => void,
   logger: Logger,
 ): { stop(): Promise<void> } {
-  let client: pg.PoolClient | undefined;
-  let stopped = false;
-  let retry: NodeJS.Timeout | undefined;
-
-  const connect = async (delayMs: number) => {
-    try {
-      const connected = await pool.connect();
-      connected.on("notification", (message) => {
-        if (message.channel !== webhooksDisabledChannel) return;
-        onDisabled((message.payload ?? "").split(",").map(Number).filter(Number.isSafeInteger));
-      });
-      connected.on("error", (error) => {
-        logger.warn({ err: error }, "listening for disabled webhooks failed; reconnecting");
-        connected.release(error);
-        if (client === connected) client = undefined;
-        schedule(1_000);
-      });
-      await connected.query(`LISTEN ${webhooksDisabledChannel}`);
-      if (stopped) {
-        connected.release(true);
-        return;
-      }
-      client = connected;
-    } catch (error) {
-      logger.warn({ err: error }, "listening for disabled webhooks failed; retrying");
-      schedule(Math.min(delayMs * 2, 30_000));
-    }
-  };
-  const schedule = (delayMs: number) => {
-    if (stopped || retry) return;
-    retry = setTimeout(() => {
-      retry = undefined;
-      void connect(delayMs);
-    }, delayMs);
-    retry.unref();
-  };
-  void connect(1_000);
-
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(retry);
+  const listener = new ReconnectingListener({
+    channel: webhooksDisabledChannel,
+    name: "the leader's disabled-webhooks listener",
+    connect: async () => {
+      const client = await pool.connect();
       // Released as broken: the pool closes it, and with it the LISTEN, rather than lending it out.
-      client?.release(true);
-      client = undefined;
+      return { client, close: async () => client.release(true) };
     },
-  };
+    onNotification: (payload) => onDisabled(payload.split(",").map(Number).filter(Number.isSafeInteger)),
+    logger,
+  });
+  void listener.start();
+  return listener;
 }

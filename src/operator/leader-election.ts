@@ -1,4 +1,5 @@
 import { type CoordinationV1Api, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
+import { within } from "../abortable.js";
 import { type Logger, logRetry } from "../logger.js";
 import { isConflict, isNotFound } from "./kube-errors.js";
 
@@ -14,15 +15,6 @@ export interface LeaderElectionOptions {
   logger: Logger;
   onStartedLeading: () => void;
   onStoppedLeading: () => void;
-}
-
-/** Rejects when `promise` has not settled within `ms` (the request itself is left to finish). */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { LRUCache } from "lru-cache";
+import { abortable } from "../abortable.js";
 import {
   type DestinationPolicy,
   nameRefusalReason,
@@ -64,13 +65,10 @@ async function refusalOfAddresses(
   policy: DestinationPolicy,
   timeoutMs: number,
 ): Promise<string | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const addresses = await Promise.race([
-    lookup(host, { all: true }).catch(() => []),
-    new Promise<[]>((resolve) => {
-      timer = setTimeout(() => resolve([]), timeoutMs);
-    }),
-  ]).finally(() => clearTimeout(timer));
+  // A name that does not resolve in time is checked again when a delivery dials it.
+  const addresses = await abortable(lookup(host, { all: true }), AbortSignal.timeout(timeoutMs)).catch(
+    () => [],
+  );
   for (const { address } of addresses) {
     const reason = refusalReason(address, policy, host);
     if (reason !== null) return `${host} resolves to ${reason}`;

@@ -5,7 +5,7 @@ import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { signIn } from "../support/browser.js";
 import { insertDeliveryHistory } from "../support/dashboard-data.js";
 import { type DashboardWorld, startDashboardWorld } from "../support/dashboard-session.js";
-import { eventually } from "../support/receiver.js";
+import { waitUntil } from "../support/wait.js";
 
 // Forms and lists: the API's field errors beside their fields, edit / disable / delete, paging past
 // 100 deliveries, and a deep link that survives a reload.
@@ -103,7 +103,9 @@ it("sets retries and auto-disable in the form, and shows an automatic disable un
   await withTransaction(world.service.pool, (client) =>
     emitEvent(client, { eventType: "deployment.failed", projectId, payload: {} }),
   );
-  await eventually(async () => ((await world.service.api("GET", path)).body.enabled ? undefined : true));
+  await waitUntil('not ((await world.service.api("GET", path)).body.enabled)', async () =>
+    (await world.service.api("GET", path)).body.enabled ? undefined : true,
+  );
   await page.reload();
   const notice = page.getByRole("alert").filter({ hasText: "Disabled automatically" });
   await notice.waitFor();
@@ -189,7 +191,7 @@ it("recovers a webhook's failed deliveries from a dialog: queued once each, sent
     );
   }
   const deliveries = `/projects/${projectId}/webhooks/${id}/deliveries`;
-  await eventually(async () =>
+  await waitUntil('(await world.service.api("GET", deliveries)).body.length === 2', async () =>
     (await world.service.api("GET", deliveries)).body.length === 2 ? true : undefined,
   );
   status = 200;
@@ -204,7 +206,7 @@ it("recovers a webhook's failed deliveries from a dialog: queued once each, sent
   await dialog.getByRole("button", { name: "Send them again" }).click();
   await page.locator(".recover-result").getByText("Queued 2 deliveries").waitFor();
 
-  const arrived = await eventually(async () => {
+  const arrived = await waitUntil("got.length === 4", async () => {
     const got = world.receiver.requests.filter((r) => r.path === "/recover");
     return got.length === 4 ? got : undefined;
   });

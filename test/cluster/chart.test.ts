@@ -13,8 +13,8 @@ import {
 import { type Cluster, uniqueName, useCluster } from "../support/cluster.js";
 import { createTestDatabase } from "../support/database.js";
 import { startOperatorProcess } from "../support/operator-process.js";
-import { eventually } from "../support/receiver.js";
 import { repoRoot } from "../support/tools.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience } from "../support/webhook-resources.js";
 
 // The chart and the plain manifests against a real API server: helm's lookup of the generated
@@ -84,7 +84,9 @@ describe("the chart's RBAC", () => {
       NAMESPACE_SELECTOR: "webhook-operator.io/test=none",
     });
     try {
-      const refused = await eventually(async () => operator.forbidden()[0], clusterPatience);
+      const refused = await waitUntil("operator.forbidden()[0]", async () => operator.forbidden()[0], {
+        timeoutMs: clusterPatience,
+      });
       expect(refused).toContain(
         `leases.coordination.k8s.io not-the-charts-lease is forbidden: User system:serviceaccount:${chart.namespace}:${chart.fullname} cannot get resource leases`,
       );

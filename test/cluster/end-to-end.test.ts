@@ -22,8 +22,9 @@ import {
 } from "../support/cluster.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { type OperatorProcess, startOperatorProcess } from "../support/operator-process.js";
-import { eventually, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
+import { type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
 import { repoRoot } from "../support/tools.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience, eventsOf, getWebhook, waitForReady } from "../support/webhook-resources.js";
 
 // The quick start's story on this suite's simulated node (test/node runs it on a real one): the chart
@@ -60,17 +61,25 @@ const deliveriesOf = (commit: string) =>
 
 async function rolloutDeliveries(commit: string): Promise<ReceivedRequest[]> {
   const wanted = ["deployment.created", "deployment.ready", "deployment.succeeded"];
-  await eventually(async () => {
-    const events = new Set(deliveriesOf(commit).map((r) => r.headers["x-webhook-event"]));
-    return wanted.every((event) => events.has(event)) ? true : undefined;
-  }, 3 * clusterPatience);
+  await waitUntil(
+    "wanted.every((event) => events.has(event))",
+    async () => {
+      const events = new Set(deliveriesOf(commit).map((r) => r.headers["x-webhook-event"]));
+      return wanted.every((event) => events.has(event)) ? true : undefined;
+    },
+    { timeoutMs: 3 * clusterPatience },
+  );
   // The outbox empty and every delivery it made received: a duplicate, had one been made, is here.
-  await eventually(async () => {
-    const { rows } = await pool.query(
-      "SELECT count(*) FILTER (WHERE state <> 'done')::int AS open, count(*)::int AS made FROM deliveries",
-    );
-    return rows[0].open === 0 && rows[0].made === receiver.requests.length ? true : undefined;
-  }, clusterPatience);
+  await waitUntil(
+    "rows[0].open === 0 && rows[0].made === receiver.requests.length",
+    async () => {
+      const { rows } = await pool.query(
+        "SELECT count(*) FILTER (WHERE state <> 'done')::int AS open, count(*)::int AS made FROM deliveries",
+      );
+      return rows[0].open === 0 && rows[0].made === receiver.requests.length ? true : undefined;
+    },
+    { timeoutMs: clusterPatience },
+  );
   return deliveriesOf(commit);
 }
 
@@ -138,18 +147,23 @@ afterAll(async () => {
 
 describe("end to end on the real cluster, as the chart's ServiceAccount", () => {
   it("takes the chart's Lease", async () => {
-    const lease = await eventually(async () => {
-      const found = await cluster
-        .kubeConfig()
-        .makeApiClient(CoordinationV1Api)
-        .readNamespacedLease({ name: `${chart.fullname}-leader`, namespace: chart.namespace })
-        .catch(() => undefined);
-      return found?.spec?.holderIdentity ? found : undefined;
-    }, clusterPatience);
+    const lease = await waitUntil(
+      "found?.spec?.holderIdentity",
+      async () => {
+        const found = await cluster
+          .kubeConfig()
+          .makeApiClient(CoordinationV1Api)
+          .readNamespacedLease({ name: `${chart.fullname}-leader`, namespace: chart.namespace })
+          .catch(() => undefined);
+        return found?.spec?.holderIdentity ? found : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     expect(lease.spec?.holderIdentity).toBeTruthy();
-    await eventually(
+    await waitUntil(
+      'operator.log().includes("controllers started")',
       async () => (operator.log().includes("controllers started") ? true : undefined),
-      clusterPatience,
+      { timeoutMs: clusterPatience },
     );
   });
 
@@ -159,10 +173,14 @@ describe("end to end on the real cluster, as the chart's ServiceAccount", () => 
     expect(resource.metadata.finalizers).toContain("webhook-operator.io/finalizer");
     expect(resource.status).toMatchObject({ hasSecret: true, observedGeneration: 1 });
     expect(resource.status?.webhookId).toEqual(expect.any(Number));
-    const events = await eventually(async () => {
-      const all = await eventsOf(cluster, namespace, "demo-receiver");
-      return all.some((e) => e.reason === "Reconciled") ? all : undefined;
-    }, clusterPatience);
+    const events = await waitUntil(
+      'all.some((e) => e.reason === "Reconciled")',
+      async () => {
+        const all = await eventsOf(cluster, namespace, "demo-receiver");
+        return all.some((e) => e.reason === "Reconciled") ? all : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     expect(events[0]?.source?.component).toBe("webhook-operator");
   });
 
@@ -214,9 +232,10 @@ describe("end to end on the real cluster, as the chart's ServiceAccount", () => 
       namespace,
       "--wait=false",
     ]);
-    await eventually(
+    await waitUntil(
+      '(await getWebhook(cluster, namespace, "demo-receiver")) === undefined',
       async () => ((await getWebhook(cluster, namespace, "demo-receiver")) === undefined ? true : undefined),
-      clusterPatience,
+      { timeoutMs: clusterPatience },
     );
     const response = await fetch(
       `${operator.url}/api/projects/${resource.status?.projectId}/webhooks/${resource.status?.webhookId}`,

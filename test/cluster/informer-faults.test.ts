@@ -12,7 +12,7 @@ import {
   useCluster,
 } from "../support/cluster.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
-import { eventually } from "../support/receiver.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience } from "../support/webhook-resources.js";
 
 // The operator's informers (src/operator/informer.ts) through the faults a real API server makes only
@@ -81,7 +81,6 @@ const cached = (informer: ResilientInformer<V1ConfigMap>) =>
     .list()
     .map((o) => o.metadata?.name)
     .sort();
-const until = (check: () => boolean) => eventually(async () => (check() ? true : undefined), clusterPatience);
 /** Exactly one add of each name: none lost, none duplicated. */
 const addsOf = (seen: string[], ...names: string[]) =>
   names.map((name) => seen.filter((s) => s === `add ${name}`).length);
@@ -92,7 +91,11 @@ describe("informers through a fault-injecting proxy", () => {
     proxy.failNextLists(path, 3);
     const { informer, seen, retries } = watchConfigMaps(proxy.kubeConfig());
     await informer.start();
-    await until(() => seen.includes("add before-start"));
+    await waitUntil(
+      'seen.includes("add before-start")',
+      async () => (seen.includes("add before-start") ? true : undefined),
+      { timeoutMs: clusterPatience },
+    );
     expect(retries().map((l) => l.retryInMs)).toEqual([500, 1000, 2000]);
     expect(retries()[0]?.error).toBe("HTTP 500: injected by the fault proxy");
     expect(
@@ -101,7 +104,11 @@ describe("informers through a fault-injecting proxy", () => {
         .map((r) => r.status),
     ).toEqual([500, 500, 500, 200]);
     await createConfigMap("after-recovery");
-    await until(() => seen.includes("add after-recovery"));
+    await waitUntil(
+      'seen.includes("add after-recovery")',
+      async () => (seen.includes("add after-recovery") ? true : undefined),
+      { timeoutMs: clusterPatience },
+    );
     expect(addsOf(seen, "before-start", "after-recovery")).toEqual([1, 1]);
   });
 
@@ -109,7 +116,11 @@ describe("informers through a fault-injecting proxy", () => {
     proxy.throttleNextLists(path, 2, 2);
     const { informer, retries } = watchConfigMaps(proxy.kubeConfig());
     await informer.start();
-    await until(() => lists().at(-1)?.status === 200 && informer.informer.list().length > 0);
+    await waitUntil(
+      "lists().at(-1)?.status === 200 && informer.informer.list().length > 0",
+      async () => (lists().at(-1)?.status === 200 && informer.informer.list().length > 0 ? true : undefined),
+      { timeoutMs: clusterPatience },
+    );
     expect(retries().map((l) => [l.code, l.retryInMs])).toEqual([
       [429, 2000],
       [429, 2000],
@@ -124,7 +135,12 @@ describe("informers through a fault-injecting proxy", () => {
     await started;
     proxy.slowLists(path, 0);
     await createConfigMap("after-slow-list");
-    await until(() => seen.includes("add after-slow-list") && seen.includes("add during-slow-list"));
+    await waitUntil(
+      'seen.includes("add after-slow-list") && seen.includes("add during-slow-list")',
+      async () =>
+        seen.includes("add after-slow-list") && seen.includes("add during-slow-list") ? true : undefined,
+      { timeoutMs: clusterPatience },
+    );
     expect(addsOf(seen, "during-slow-list", "after-slow-list")).toEqual([1, 1]);
   });
 
@@ -136,7 +152,12 @@ describe("informers through a fault-injecting proxy", () => {
     proxy.dropWatches();
     await createConfigMap("after-gone");
     await deleteConfigMap("before-start");
-    await until(() => seen.includes("add after-gone") && seen.includes("delete before-start"));
+    await waitUntil(
+      'seen.includes("add after-gone") && seen.includes("delete before-start")',
+      async () =>
+        seen.includes("add after-gone") && seen.includes("delete before-start") ? true : undefined,
+      { timeoutMs: clusterPatience },
+    );
     expect(lists().length).toBeGreaterThan(listsBefore);
     expect(proxy.requests.some((r) => r.path === path && r.watch && r.status === 410)).toBe(true);
     expect(addsOf(seen, "after-gone")).toEqual([1]);
@@ -149,7 +170,11 @@ describe("informers through a fault-injecting proxy", () => {
     proxy.stallWatches(true);
     try {
       await createConfigMap("while-stalled");
-      await until(() => seen.includes("add while-stalled"));
+      await waitUntil(
+        'seen.includes("add while-stalled")',
+        async () => (seen.includes("add while-stalled") ? true : undefined),
+        { timeoutMs: clusterPatience },
+      );
     } finally {
       proxy.stallWatches(false);
     }
@@ -173,7 +198,11 @@ describe("informers through a fault-injecting proxy", () => {
     // Stopping its own watch to re-list is no failure of the informer. The watch it opened again
     // delivers what happens next; a restart after a failure would have been logged before it did.
     await createConfigMap("after-relist");
-    await until(() => seen.includes("add after-relist"));
+    await waitUntil(
+      'seen.includes("add after-relist")',
+      async () => (seen.includes("add after-relist") ? true : undefined),
+      { timeoutMs: clusterPatience },
+    );
     expect(retries()).toEqual([]);
     expect(seen).toContain("delete while-stalled");
     expect(cached(informer)).not.toContain("while-stalled");
@@ -186,14 +215,20 @@ describe("informers through a real API server restart", () => {
     await informer.start();
     await cluster.stop("kube-apiserver");
     try {
-      await until(() => retries().length >= 2);
+      await waitUntil("retries().length >= 2", async () => (retries().length >= 2 ? true : undefined), {
+        timeoutMs: clusterPatience,
+      });
     } finally {
       await cluster.start("kube-apiserver");
     }
     const delays = retries().map((l) => l.retryInMs ?? 0);
     expect(delays.slice(0, 2)).toEqual([500, 1000]);
     await createConfigMap("after-restart");
-    await until(() => seen.includes("add after-restart"));
+    await waitUntil(
+      'seen.includes("add after-restart")',
+      async () => (seen.includes("add after-restart") ? true : undefined),
+      { timeoutMs: clusterPatience },
+    );
     expect(addsOf(seen, "after-restart", "after-gone", "during-slow-list")).toEqual([1, 1, 1]);
   });
 });
@@ -214,7 +249,11 @@ describe("an informer on a resource the cluster does not serve (a missing CRD)",
     });
     await informer.start();
     try {
-      await until(() => lines.filter((l) => l.level === 40).length >= 4);
+      await waitUntil(
+        "lines.filter((l) => l.level === 40).length >= 4",
+        async () => (lines.filter((l) => l.level === 40).length >= 4 ? true : undefined),
+        { timeoutMs: clusterPatience },
+      );
     } finally {
       await informer.stop();
     }

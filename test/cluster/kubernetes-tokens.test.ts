@@ -9,9 +9,10 @@ import {
   uniqueName,
   useCluster,
 } from "../support/cluster.js";
-import { eventually, startReceiver } from "../support/receiver.js";
+import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { repoRoot } from "../support/tools.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience, createWebhook, waitForReady } from "../support/webhook-resources.js";
 
 // ServiceAccount tokens on /api against the real API server: TokenReview and SubjectAccessReview are
@@ -175,10 +176,14 @@ describe("Kubernetes tokens on /api", () => {
     expect((await service.api("GET", webhooksOf(ids.shop.project), { key })).status).toBe(200);
     await cluster.kubectl(["-n", shop, "delete", "serviceaccount", "short-lived"]);
     // The cache may answer for at most its TTL (1 s here); then the API server's verdict holds.
-    await eventually(async () => {
-      const response = await service.api("GET", webhooksOf(ids.shop.project), { key });
-      return response.status === 401 ? response : undefined;
-    }, clusterPatience);
+    await waitUntil(
+      "response.status === 401",
+      async () => {
+        const response = await service.api("GET", webhooksOf(ids.shop.project), { key });
+        return response.status === 401 ? response : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
   });
 
   it("a revoked RoleBinding stops working once the cache's TTL has passed", async () => {
@@ -186,10 +191,14 @@ describe("Kubernetes tokens on /api", () => {
     const key = await tokenOf("revoked");
     expect((await service.api("GET", webhooksOf(ids.shop.project), { key })).status).toBe(200);
     await cluster.kubectl(["-n", shop, "delete", "rolebinding", "revoked"]);
-    const refused = await eventually(async () => {
-      const response = await service.api("GET", webhooksOf(ids.shop.project), { key });
-      return response.status === 200 ? undefined : response;
-    }, clusterPatience);
+    const refused = await waitUntil(
+      "not (response.status === 200)",
+      async () => {
+        const response = await service.api("GET", webhooksOf(ids.shop.project), { key });
+        return response.status === 200 ? undefined : response;
+      },
+      { timeoutMs: clusterPatience },
+    );
     expect(refused.status).toBe(403);
   });
 
@@ -215,9 +224,13 @@ describe("Kubernetes tokens on /api", () => {
     } finally {
       await cluster.start("kube-apiserver");
     }
-    await eventually(async () => {
-      const response = await service.api("GET", webhooksOf(ids.shop.project), { key });
-      return response.status === 200 ? response : undefined;
-    }, clusterPatience);
+    await waitUntil(
+      "response.status === 200",
+      async () => {
+        const response = await service.api("GET", webhooksOf(ids.shop.project), { key });
+        return response.status === 200 ? response : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
   });
 });

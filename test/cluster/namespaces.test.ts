@@ -9,7 +9,6 @@ import {
 } from "../support/cluster.js";
 import { operatorEnv } from "../support/cluster-rollouts.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { eventually } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { waitUntil } from "../support/wait.js";
 import { clusterPatience, createWebhook, getWebhook, readyOf } from "../support/webhook-resources.js";
@@ -73,19 +72,23 @@ it("reconciles Webhooks only in selected namespaces, and picks up a namespace on
       events: ["deployment.created"],
     });
   }
-  await eventually(
+  await waitUntil(
+    '(await ready(payments))?.status === "True"',
     async () => ((await ready(payments))?.status === "True" ? true : undefined),
-    clusterPatience,
+    { timeoutMs: clusterPatience },
   );
-  const refused = await eventually(async () => ready(sandbox), clusterPatience);
+  const refused = await waitUntil("the sandbox Webhook's Ready condition", async () => ready(sandbox), {
+    timeoutMs: clusterPatience,
+  });
   expect(refused).toMatchObject({ status: "False", reason: "NamespaceNotSelected" });
   expect(refused.message).toContain(`Namespace ${sandbox} is not selected`);
   expect(await slugs()).not.toContain(sandbox);
 
   await labelTeam(sandbox);
-  await eventually(
+  await waitUntil(
+    '(await ready(sandbox))?.status === "True"',
     async () => ((await ready(sandbox))?.status === "True" ? true : undefined),
-    clusterPatience,
+    { timeoutMs: clusterPatience },
   );
   expect(await slugs()).toEqual(expect.arrayContaining([payments, sandbox]));
 });
@@ -125,15 +128,17 @@ it("withdraws the project of a namespace that loses its label, and brings it bac
   await listed(payments, false);
   const hidden = await service?.api("GET", `/projects/${project.id}/webhooks`);
   expect(hidden?.status).toBe(404);
-  await eventually(
+  await waitUntil(
+    '(await ready(payments))?.reason === "NamespaceNotSelected"',
     async () => ((await ready(payments))?.reason === "NamespaceNotSelected" ? true : undefined),
-    clusterPatience,
+    { timeoutMs: clusterPatience },
   );
 
   await labelTeam(payments);
-  await eventually(
+  await waitUntil(
+    '(await ready(payments))?.status === "True"',
     async () => ((await ready(payments))?.status === "True" ? true : undefined),
-    clusterPatience,
+    { timeoutMs: clusterPatience },
   );
   expect((await projectOf(payments)).id).toBe(project.id);
   expect((await getWebhook(cluster, payments, "hook"))?.status?.webhookId).toBe(webhookId);
@@ -164,16 +169,18 @@ it("follows the project-name and repo-url annotations, and goes back to the defa
     `${name}=Payments`,
     `${repo}=https://git.example.com/pay`,
   ]);
-  await eventually(
+  await waitUntil(
+    '(await projectOf(payments)).name === "Payments"',
     async () => ((await projectOf(payments)).name === "Payments" ? true : undefined),
-    clusterPatience,
+    { timeoutMs: clusterPatience },
   );
   expect(await projectOf(payments)).toMatchObject({ repo_url: "https://git.example.com/pay" });
 
   await cluster.kubectl(["annotate", "namespace", payments, `${name}-`, `${repo}-`]);
-  await eventually(
+  await waitUntil(
+    "(await projectOf(payments)).name === payments",
     async () => ((await projectOf(payments)).name === payments ? true : undefined),
-    clusterPatience,
+    { timeoutMs: clusterPatience },
   );
   expect(await projectOf(payments)).toMatchObject({ name: payments, repo_url: null });
 });

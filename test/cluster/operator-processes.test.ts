@@ -15,7 +15,8 @@ import {
 } from "../support/cluster-rollouts.js";
 import type { TestDatabase } from "../support/database.js";
 import { type OperatorProcess, startOperatorProcess, waitForLog } from "../support/operator-process.js";
-import { eventually, type Receiver } from "../support/receiver.js";
+import type { Receiver } from "../support/receiver.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience } from "../support/webhook-resources.js";
 
 // The operator as users run it (`webhook-operator serve` from dist/, one process per replica), so that
@@ -111,12 +112,16 @@ describe("operator processes on a real cluster", () => {
       }
       // Once allowed, it lists and reconciles.
       await identity.setRules(operatorRules);
-      await eventually(async () => {
-        const { rows } = await observer.query("SELECT count(*)::int AS n FROM webhooks WHERE owner = $1", [
-          `${namespace}/all-deploys`,
-        ]);
-        return rows[0].n === 1 ? true : undefined;
-      }, clusterPatience);
+      await waitUntil(
+        "rows[0].n === 1",
+        async () => {
+          const { rows } = await observer.query("SELECT count(*)::int AS n FROM webhooks WHERE owner = $1", [
+            `${namespace}/all-deploys`,
+          ]);
+          return rows[0].n === 1 ? true : undefined;
+        },
+        { timeoutMs: clusterPatience },
+      );
       await operator.stop();
     } finally {
       await identity.remove();

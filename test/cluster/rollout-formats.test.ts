@@ -12,8 +12,9 @@ import {
 } from "../support/cluster.js";
 import { allDeploymentEvents, deploymentManifest, operatorEnv } from "../support/cluster-rollouts.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience, createWebhook, waitForReady } from "../support/webhook-resources.js";
 
 // A real rollout, driven by the real Deployment controller, delivered by Webhook resources in the two
@@ -76,17 +77,18 @@ it("a rollout reaches a CloudEvents receiver and a Standard Webhooks receiver, e
   const signed = await waitForReady(cluster, namespace, "signed", "True");
 
   await cluster.apps.createNamespacedDeployment({ namespace, body: deploymentManifest("web") });
-  await eventually(
+  await waitUntil(
+    "the rollout's events at both receivers",
     async () =>
       requestsTo("/cloudevents").length >= rolledOut.length &&
       requestsTo("/standard").length >= rolledOut.length
         ? true
         : undefined,
-    clusterPatience,
-    "the rollout's events at both receivers",
+    { timeoutMs: clusterPatience },
   );
   // A delivery's record (its body as sent among it) is written once the receiver has answered.
-  await eventually(
+  await waitUntil(
+    "every delivery's outcome to be recorded",
     async () => {
       const { rows } = await observer.query<{ unrecorded: number }>(
         "SELECT count(*)::int AS unrecorded FROM deliveries WHERE webhook_id = ANY ($1) AND delivered_at IS NULL",
@@ -94,8 +96,7 @@ it("a rollout reaches a CloudEvents receiver and a Standard Webhooks receiver, e
       );
       return rows[0]?.unrecorded === 0 ? true : undefined;
     },
-    clusterPatience,
-    "every delivery's outcome to be recorded",
+    { timeoutMs: clusterPatience },
   );
   const { rows: deployments } = await observer.query<{ id: number }>(
     "SELECT id FROM deployments WHERE name = 'web'",

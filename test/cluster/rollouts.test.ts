@@ -11,8 +11,9 @@ import {
   rolloutTestBed,
 } from "../support/cluster-rollouts.js";
 import type { TestDatabase } from "../support/database.js";
-import { eventually, type Receiver } from "../support/receiver.js";
+import type { Receiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience, waitForReady } from "../support/webhook-resources.js";
 
 // Deployment rollouts → deployment.* events, driven by the REAL Deployment controller: pods on the
@@ -141,10 +142,14 @@ describe("rollouts on a real cluster", () => {
     await create("scaled", { replicas: 1 });
     await ledger.waitFor("scaled", full);
     await patchDeployment("scaled", { spec: { replicas: 3 } });
-    await eventually(async () => {
-      const d = await cluster.apps.readNamespacedDeployment({ namespace, name: "scaled" });
-      return d.status?.availableReplicas === 3 ? true : undefined;
-    }, clusterPatience);
+    await waitUntil(
+      "d.status?.availableReplicas === 3",
+      async () => {
+        const d = await cluster.apps.readNamespacedDeployment({ namespace, name: "scaled" });
+        return d.status?.availableReplicas === 3 ? true : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     await service?.operator?.idle();
     await ledger.waitFor("scaled", full);
   });
@@ -159,12 +164,16 @@ describe("rollouts on a real cluster", () => {
     // A whole rollout happens while no operator runs.
     await create("while-down", { replicas: 1 });
     const available = async (name: string, replicas: number) =>
-      eventually(async () => {
-        const d = await cluster.apps.readNamespacedDeployment({ namespace, name });
-        return d.status?.availableReplicas === replicas && d.status.updatedReplicas === replicas
-          ? d
-          : undefined;
-      }, clusterPatience);
+      waitUntil(
+        "d.status?.availableReplicas === replicas && d.status.updatedReplicas === replicas",
+        async () => {
+          const d = await cluster.apps.readNamespacedDeployment({ namespace, name });
+          return d.status?.availableReplicas === replicas && d.status.updatedReplicas === replicas
+            ? d
+            : undefined;
+        },
+        { timeoutMs: clusterPatience },
+      );
     await available("restarted", 2);
     const whileDown = await available("while-down", 1);
     const restartedAt = new Date();
@@ -219,7 +228,11 @@ describe("rollouts on a real cluster", () => {
     });
     try {
       service = await startTestService(operatorEnv(label), { kubeConfig: identity.kubeConfig(), database });
-      await eventually(async () => (service?.operator?.isLeader() ? true : undefined), clusterPatience);
+      await waitUntil(
+        "service?.operator?.isLeader()",
+        async () => (service?.operator?.isLeader() ? true : undefined),
+        { timeoutMs: clusterPatience },
+      );
       await service.operator?.idle();
       // Its controllers have started (and would have cancelled at start-up): the rollout is untouched.
       const { rows } = await observer.query("SELECT status FROM deployments WHERE name = 'unlisted'");

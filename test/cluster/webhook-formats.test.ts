@@ -7,8 +7,8 @@ import {
   useCluster,
 } from "../support/cluster.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { eventually } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 import {
   clusterPatience,
   createWebhook,
@@ -163,12 +163,16 @@ describe("Webhook format fields on a real cluster", () => {
       name: "slack-url",
       body: [{ op: "replace", path: "/data/url", value: Buffer.from(moved).toString("base64") }],
     });
-    await eventually(async () => {
-      const { rows } = await service.pool.query("SELECT url FROM webhooks WHERE id = $1", [
-        ready.status?.webhookId,
-      ]);
-      return rows[0].url === moved ? true : undefined;
-    }, clusterPatience);
+    await waitUntil(
+      "rows[0].url === moved",
+      async () => {
+        const { rows } = await service.pool.query("SELECT url FROM webhooks WHERE id = $1", [
+          ready.status?.webhookId,
+        ]);
+        return rows[0].url === moved ? true : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
 
     // A header's Secret losing its key: Ready=False naming the Secret, key and header, then paused.
     await cluster.core.patchNamespacedSecret({
@@ -176,10 +180,14 @@ describe("Webhook format fields on a real cluster", () => {
       name: "api",
       body: [{ op: "replace", path: "/data", value: { other: Buffer.from("x").toString("base64") } }],
     });
-    const noKey = await eventually(async () => {
-      const condition = readyOf(await getWebhook(cluster, namespace, "slack"));
-      return condition?.reason === "SecretKeyNotFound" ? condition : undefined;
-    }, clusterPatience);
+    const noKey = await waitUntil(
+      'condition?.reason === "SecretKeyNotFound"',
+      async () => {
+        const condition = readyOf(await getWebhook(cluster, namespace, "slack"));
+        return condition?.reason === "SecretKeyNotFound" ? condition : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     expect(noKey.message).toBe(
       `Secret ${namespace}/api has no key 'token' (spec.headers Authorization). Deliveries are paused until this is fixed.`,
     );
@@ -203,10 +211,14 @@ describe("Webhook format fields on a real cluster", () => {
         },
       ],
     });
-    const invalid = await eventually(async () => {
-      const condition = readyOf(await getWebhook(cluster, namespace, "slack"));
-      return condition?.reason === "InvalidSecretValue" ? condition : undefined;
-    }, clusterPatience);
+    const invalid = await waitUntil(
+      'condition?.reason === "InvalidSecretValue"',
+      async () => {
+        const condition = readyOf(await getWebhook(cluster, namespace, "slack"));
+        return condition?.reason === "InvalidSecretValue" ? condition : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     expect(invalid.message).toContain(
       `The URL in Secret ${namespace}/slack-url key 'url' (spec.urlSecretRef) must be`,
     );

@@ -11,8 +11,9 @@ import {
   useCluster,
 } from "../support/cluster.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { eventually, startReceiver } from "../support/receiver.js";
+import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 import {
   clusterPatience,
   createWebhook,
@@ -101,10 +102,14 @@ describe("Webhook resources on a real cluster", () => {
     expect(put.status).toBe(409);
     expect(put.body.error.message).toContain(`${namespace}/deploys`);
 
-    const events = await eventually(async () => {
-      const all = await eventsOf(cluster, namespace, "deploys");
-      return all.some((e) => e.reason === "Reconciled" && e.type === "Normal") ? all : undefined;
-    }, clusterPatience);
+    const events = await waitUntil(
+      'all.some((e) => e.reason === "Reconciled" && e.type === "Normal")',
+      async () => {
+        const all = await eventsOf(cluster, namespace, "deploys");
+        return all.some((e) => e.reason === "Reconciled" && e.type === "Normal") ? all : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     expect(events.length).toBeGreaterThan(0);
   });
 
@@ -219,12 +224,16 @@ describe("Webhook resources on a real cluster", () => {
       name: "hook-secret",
       body: [{ op: "replace", path: "/data/token", value: Buffer.from("rotated").toString("base64") }],
     });
-    await eventually(async () => {
-      const { rows } = await service.pool.query("SELECT secret FROM webhooks WHERE id = $1", [
-        before.status?.webhookId,
-      ]);
-      return rows[0].secret !== secretBefore.rows[0].secret ? true : undefined;
-    }, clusterPatience);
+    await waitUntil(
+      "rows[0].secret !== secretBefore.rows[0].secret",
+      async () => {
+        const { rows } = await service.pool.query("SELECT secret FROM webhooks WHERE id = $1", [
+          before.status?.webhookId,
+        ]);
+        return rows[0].secret !== secretBefore.rows[0].secret ? true : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
   });
 
   it("report a missing Secret or key as Ready=False with a reason and a Warning Event, then recover", async () => {
@@ -242,17 +251,25 @@ describe("Webhook resources on a real cluster", () => {
       namespace,
       body: { metadata: { name: "later" }, stringData: { other: "x" } },
     });
-    const noKey = await eventually(async () => {
-      const ready = readyOf(await getWebhook(cluster, namespace, "needs-secret"));
-      return ready?.reason === "SecretKeyNotFound" ? ready : undefined;
-    }, clusterPatience);
+    const noKey = await waitUntil(
+      'ready?.reason === "SecretKeyNotFound"',
+      async () => {
+        const ready = readyOf(await getWebhook(cluster, namespace, "needs-secret"));
+        return ready?.reason === "SecretKeyNotFound" ? ready : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     expect(noKey.message).toBe(`Secret ${namespace}/later has no key 'k'.`);
-    const warnings = await eventually(async () => {
-      const reasons = (await eventsOf(cluster, namespace, "needs-secret"))
-        .filter((e) => e.type === "Warning")
-        .map((e) => e.reason);
-      return reasons.includes("SecretKeyNotFound") ? reasons : undefined;
-    }, clusterPatience);
+    const warnings = await waitUntil(
+      'reasons.includes("SecretKeyNotFound")',
+      async () => {
+        const reasons = (await eventsOf(cluster, namespace, "needs-secret"))
+          .filter((e) => e.type === "Warning")
+          .map((e) => e.reason);
+        return reasons.includes("SecretKeyNotFound") ? reasons : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     expect(warnings).toEqual(expect.arrayContaining(["SecretNotFound", "SecretKeyNotFound"]));
 
     await cluster.core.patchNamespacedSecret({
@@ -273,9 +290,10 @@ describe("Webhook resources on a real cluster", () => {
       ...["-n", namespace, "annotate", "webhooks.webhook-operator.io", "deploys", "example.com/touched=1"],
       ...["--overwrite", "-o", "jsonpath={.metadata.resourceVersion}"],
     ]);
-    await eventually(
+    await waitUntil(
+      "(await webhookReconciles()) > reconciled",
       async () => ((await webhookReconciles()) > reconciled ? true : undefined),
-      clusterPatience,
+      { timeoutMs: clusterPatience },
     );
     await service.operator?.idle();
     expect((await getWebhook(cluster, namespace, "deploys"))?.metadata.resourceVersion).toBe(patched.trim());
@@ -290,9 +308,10 @@ describe("Webhook resources on a real cluster", () => {
       namespace,
       name: "deploys",
     });
-    await eventually(
+    await waitUntil(
+      '(await getWebhook(cluster, namespace, "deploys")) === undefined',
       async () => ((await getWebhook(cluster, namespace, "deploys")) === undefined ? true : undefined),
-      clusterPatience,
+      { timeoutMs: clusterPatience },
     );
     const { rows } = await service.pool.query("SELECT count(*)::int AS n FROM webhooks WHERE id = $1", [
       resource.status?.webhookId,
@@ -318,10 +337,14 @@ describe("Webhook resources on a real cluster", () => {
       name: "rotating",
       body: [{ op: "remove", path: "/data/key" }],
     });
-    const paused = await eventually(async () => {
-      const resource = await getWebhook(cluster, namespace, "signed");
-      return readyOf(resource)?.reason === "SecretKeyNotFound" ? resource : undefined;
-    }, clusterPatience);
+    const paused = await waitUntil(
+      'readyOf(resource)?.reason === "SecretKeyNotFound"',
+      async () => {
+        const resource = await getWebhook(cluster, namespace, "signed");
+        return readyOf(resource)?.reason === "SecretKeyNotFound" ? resource : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     expect(readyOf(paused)?.message).toContain("Deliveries are paused");
     expect((await service.api("GET", path)).body).toMatchObject({ enabled: false });
 
@@ -340,14 +363,18 @@ describe("Webhook resources on a real cluster", () => {
         },
       },
     });
-    const eventId = await eventually(async () => {
-      const { rows } = await service.pool.query(
-        `SELECT e.id FROM events e JOIN deployments d ON d.id = (e.envelope::jsonb->'payload'->>'deployment_id')::bigint
+    const eventId = await waitUntil(
+      "the event the rollout recorded",
+      async () => {
+        const { rows } = await service.pool.query(
+          `SELECT e.id FROM events e JOIN deployments d ON d.id = (e.envelope::jsonb->'payload'->>'deployment_id')::bigint
           WHERE d.name = 'web' AND d.project_id = $1 AND e.event_type = 'deployment.created'`,
-        [ready.status?.projectId],
-      );
-      return rows[0]?.id as string | undefined;
-    }, clusterPatience);
+          [ready.status?.projectId],
+        );
+        return rows[0]?.id as string | undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     const queued = await service.pool.query(
       "SELECT count(*)::int AS n FROM deliveries WHERE event_id = $1 AND webhook_id = $2",
       [eventId, ready.status?.webhookId],
@@ -360,10 +387,14 @@ describe("Webhook resources on a real cluster", () => {
       // Removing the only key removed `data` itself.
       body: [{ op: "add", path: "/data", value: { key: Buffer.from("second-key").toString("base64") } }],
     });
-    await eventually(async () => {
-      const resource = await getWebhook(cluster, namespace, "signed");
-      return readyOf(resource)?.status === "True" ? true : undefined;
-    }, clusterPatience);
+    await waitUntil(
+      'readyOf(resource)?.status === "True"',
+      async () => {
+        const resource = await getWebhook(cluster, namespace, "signed");
+        return readyOf(resource)?.status === "True" ? true : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     expect((await service.api("GET", path)).body).toMatchObject({ enabled: true, has_secret: true });
   });
 
@@ -385,9 +416,10 @@ describe("Webhook resources on a real cluster", () => {
     });
     service = await startOperator();
     const path = `/projects/${resource.status?.projectId}/webhooks/${resource.status?.webhookId}`;
-    await eventually(
+    await waitUntil(
+      '(await service.api("GET", path)).status === 404',
       async () => ((await service.api("GET", path)).status === 404 ? true : undefined),
-      clusterPatience,
+      { timeoutMs: clusterPatience },
     );
     // The others are untouched.
     const signed = await waitForReady(cluster, namespace, "signed", "True");
@@ -420,10 +452,14 @@ describe("Webhook resources on a real cluster", () => {
           payload: {},
         }),
       );
-      const gone = await eventually(async () => {
-        const resource = await getWebhook(cluster, namespace, "gone");
-        return readyOf(resource)?.reason === "ReceiverGone" ? resource : undefined;
-      }, clusterPatience);
+      const gone = await waitUntil(
+        "the Webhook gone to be Ready=False with reason ReceiverGone",
+        async () => {
+          const resource = await getWebhook(cluster, namespace, "gone");
+          return readyOf(resource)?.reason === "ReceiverGone" ? resource : undefined;
+        },
+        { timeoutMs: clusterPatience },
+      );
       expect(readyOf(gone)).toMatchObject({ status: "False" });
       expect(readyOf(gone)?.message).toMatch(/^Disabled automatically: the receiver answered 410 Gone/);
     } finally {
@@ -456,19 +492,27 @@ describe("Webhook resources on a real cluster", () => {
           payload: {},
         }),
       );
-      const disabled = await eventually(async () => {
-        const resource = await getWebhook(cluster, namespace, "fragile");
-        return readyOf(resource)?.reason === "AutoDisabled" ? resource : undefined;
-      }, clusterPatience);
+      const disabled = await waitUntil(
+        'readyOf(resource)?.reason === "AutoDisabled"',
+        async () => {
+          const resource = await getWebhook(cluster, namespace, "fragile");
+          return readyOf(resource)?.reason === "AutoDisabled" ? resource : undefined;
+        },
+        { timeoutMs: clusterPatience },
+      );
       expect(readyOf(disabled)).toMatchObject({ status: "False" });
       expect(readyOf(disabled)?.message).toMatch(
         /^Disabled automatically: 1 deliveries in a row failed since /,
       );
       expect(readyOf(disabled)?.message).toContain("Any change to this resource's spec enables it again.");
-      const warning = await eventually(async () => {
-        const events = await eventsOf(cluster, namespace, "fragile");
-        return events.find((e) => e.type === "Warning" && e.reason === "AutoDisabled");
-      }, clusterPatience);
+      const warning = await waitUntil(
+        'events.find((e) => e.type === "Warning" && e.reason === "AutoDisabled")',
+        async () => {
+          const events = await eventsOf(cluster, namespace, "fragile");
+          return events.find((e) => e.type === "Warning" && e.reason === "AutoDisabled");
+        },
+        { timeoutMs: clusterPatience },
+      );
       expect(warning?.message).toContain("Disabled automatically");
       expect(
         await cluster.kubectl(["-n", namespace, "get", "webhooks.webhook-operator.io", "fragile"]),

@@ -15,8 +15,9 @@ import {
 } from "../support/cluster-rollouts.js";
 import type { TestDatabase } from "../support/database.js";
 import { startOperatorProcess, waitForLog } from "../support/operator-process.js";
-import { eventually, type Receiver } from "../support/receiver.js";
+import type { Receiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 import { clusterPatience, waitForReady } from "../support/webhook-resources.js";
 
 // StatefulSet and DaemonSet rollouts → deployment.* events, driven by the REAL StatefulSet and
@@ -172,10 +173,14 @@ describe("StatefulSet rollouts on a real cluster", () => {
     await service?.close();
     service = undefined;
     await cluster.apps.createNamespacedStatefulSet({ namespace, body: statefulSet("while-down") });
-    await eventually(async () => {
-      const sts = await cluster.apps.readNamespacedStatefulSet({ namespace, name: "while-down" });
-      return sts.status?.availableReplicas === 2 && sts.status.updatedReplicas === 2 ? true : undefined;
-    }, clusterPatience);
+    await waitUntil(
+      "StatefulSet while-down to have 2 available, updated replicas",
+      async () => {
+        const sts = await cluster.apps.readNamespacedStatefulSet({ namespace, name: "while-down" });
+        return sts.status?.availableReplicas === 2 && sts.status.updatedReplicas === 2 ? true : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     service = await startTestService(operatorEnv(label), { kubeConfig: cluster.kubeConfig(), database });
     await ledger.waitFor("while-down", full);
     const { items } = await cluster.apps.listNamespacedControllerRevision({
@@ -297,10 +302,14 @@ describe("which kinds are watched", () => {
       await cluster.apps.createNamespacedStatefulSet({ namespace, body: statefulSet("still-watched") });
       await ledger.waitFor("still-watched", full);
       await cluster.apps.createNamespacedDaemonSet({ namespace, body: daemonSet("unwatched") });
-      await eventually(async () => {
-        const ds = await cluster.apps.readNamespacedDaemonSet({ namespace, name: "unwatched" });
-        return ds.status?.numberAvailable === 1 ? true : undefined;
-      }, clusterPatience);
+      await waitUntil(
+        "DaemonSet unwatched to have a pod available",
+        async () => {
+          const ds = await cluster.apps.readNamespacedDaemonSet({ namespace, name: "unwatched" });
+          return ds.status?.numberAvailable === 1 ? true : undefined;
+        },
+        { timeoutMs: clusterPatience },
+      );
       const { rows } = await observer.query("SELECT id FROM deployments WHERE name = 'unwatched'");
       expect(rows).toEqual([]);
     } finally {
@@ -314,12 +323,18 @@ describe("which kinds are watched", () => {
       { ...operatorEnv(label), WATCH_WORKLOAD_KINDS: "Deployment" },
       { kubeConfig: cluster.kubeConfig(), database },
     );
-    await eventually(async () => (service?.operator?.isLeader() ? true : undefined), clusterPatience);
+    await waitUntil("the operator to lead", async () => (service?.operator?.isLeader() ? true : undefined), {
+      timeoutMs: clusterPatience,
+    });
     await cluster.apps.createNamespacedStatefulSet({ namespace, body: statefulSet("ignored") });
-    await eventually(async () => {
-      const sts = await cluster.apps.readNamespacedStatefulSet({ namespace, name: "ignored" });
-      return sts.status?.availableReplicas === 2 ? true : undefined;
-    }, clusterPatience);
+    await waitUntil(
+      "StatefulSet ignored to have 2 available replicas",
+      async () => {
+        const sts = await cluster.apps.readNamespacedStatefulSet({ namespace, name: "ignored" });
+        return sts.status?.availableReplicas === 2 ? true : undefined;
+      },
+      { timeoutMs: clusterPatience },
+    );
     await service.operator?.idle();
     const { rows } = await observer.query("SELECT id FROM deployments WHERE name = 'ignored'");
     expect(rows).toEqual([]);

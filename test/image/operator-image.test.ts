@@ -10,10 +10,11 @@ import {
   type PostgresContainer,
   startContainer,
   startPostgres,
-  waitFor,
+  withOutputOf,
 } from "../support/containers.js";
 import { hostOnlyCertificates, imageFiles, imageLayersContain } from "../support/image-layers.js";
 import { freePort } from "../support/ports.js";
+import { waitUntil } from "../support/wait.js";
 
 // The operator's image as the chart runs it: uid 1000, a read-only root, the database URL and the keys
 // as mounted files, against the chart's database image, on the host's network.
@@ -28,7 +29,10 @@ let secrets: string;
 beforeAll(async () => {
   postgres = await startPostgres(postgresImage, [`POSTGRES_PASSWORD=${password}`]);
   databaseUrl = `postgres://postgres:${password}@127.0.0.1:${postgres.port}/postgres`;
-  await waitFor("the database", () => canQuery(databaseUrl), postgres.container);
+  await waitUntil("the database", () => canQuery(databaseUrl).catch(() => undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+  }).catch(withOutputOf(postgres.container));
   secrets = await mkdtemp(path.join(tmpdir(), "wo-image-keys-"));
   await chmod(secrets, 0o755); // mounted for uid 1000, like the chart's Secret volumes
   await writeFile(path.join(secrets, "api-key"), apiKey, { mode: 0o644 });
@@ -83,7 +87,14 @@ describe("the operator image", () => {
         ],
         operatorImage,
       );
-      await waitFor("/readyz", async () => ((await fetch(`${base}/readyz`)).ok ? true : undefined), operator);
+      await waitUntil(
+        "/readyz",
+        async () => ((await fetch(`${base}/readyz`).catch(() => undefined))?.ok ? true : undefined),
+        {
+          timeoutMs: 60_000,
+          intervalMs: 250,
+        },
+      ).catch(withOutputOf(operator));
     });
     afterAll(() => operator?.remove());
 

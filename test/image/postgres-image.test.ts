@@ -4,8 +4,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parse } from "yaml";
-import { canQuery, engine, type PostgresContainer, startPostgres, waitFor } from "../support/containers.js";
+import {
+  canQuery,
+  engine,
+  type PostgresContainer,
+  startPostgres,
+  withOutputOf,
+} from "../support/containers.js";
 import { chartDir } from "../support/monitoring-files.js";
+import { waitUntil } from "../support/wait.js";
 
 // The chart's bundled database image (the official postgres, or where it cannot be pulled the stand-in
 // `npm run image` builds) with the official image's conventions the chart relies on.
@@ -59,7 +66,10 @@ describe("the chart's postgres image", () => {
     const url = (password: string) => `postgres://operator:${password}@127.0.0.1:${postgres.port}/hooks`;
 
     it("accepts the file's password (its newline dropped) over TCP, and refuses another", async () => {
-      await waitFor("the database", () => canQuery(url("from-a-file")), postgres.container);
+      await waitUntil("the database", () => canQuery(url("from-a-file")).catch(() => undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 250,
+      }).catch(withOutputOf(postgres.container));
       await expect(canQuery(url("wrong"))).rejects.toThrow(
         /password authentication failed for user "operator"/,
       );

@@ -5,8 +5,8 @@ import { withTransaction } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { assertBuilt, type CliOptions, runCli } from "../support/cli.js";
 import { freePort } from "../support/ports.js";
-import { eventually } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // The failure paths of the `webhooks` command group, through the built binary against the real
 // service: usage mistakes exit 2 with the command's usage, API and network failures exit 1 with the
@@ -339,7 +339,8 @@ describe("API errors exit 1 with the server's message and status", () => {
     await withTransaction(service.pool, (client) =>
       emitEvent(client, { eventType: "deployment.ready", projectId, payload: {} }),
     );
-    const deliveryId = await eventually(
+    const deliveryId = await waitUntil(
+      "the first delivery's id",
       async () => (await service.api("GET", `${path}/deliveries`)).body[0]?.id,
     );
     await service.api("PUT", path, { body: { enabled: false } });

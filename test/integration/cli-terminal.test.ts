@@ -3,8 +3,9 @@ import { ApiClient } from "../../src/client/api-client.js";
 import { withTransaction } from "../../src/db/pool.js";
 import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { assertBuilt, runCli } from "../support/cli.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // A hostile receiver and tenant against the operator's terminal: the built CLI prints what they
 // control (the receiver's response body, the payload's fields) with every control character and bidi
@@ -54,7 +55,10 @@ beforeAll(async () => {
     }),
   );
   const path = `/projects/${projectId}/webhooks/${webhookId}/deliveries`;
-  deliveryId = await eventually(async () => (await service.api("GET", path)).body[0]?.id);
+  deliveryId = await waitUntil(
+    "the first delivery's id",
+    async () => (await service.api("GET", path)).body[0]?.id,
+  );
 });
 
 afterAll(async () => {

@@ -5,9 +5,10 @@ import { emitEvent } from "../../src/delivery-engine/emit.js";
 import { eventTypeNames } from "../../src/event-types.js";
 import { createProject } from "../support/api-fixtures.js";
 import { assertBuilt, type CliOptions, runCli } from "../support/cli.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { testSecretBox } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // The `webhooks` command group (alias `hooks`), run as users run it: the built binary in a child
 // process against the real service and database. cli-errors.test.ts covers the failure paths.
@@ -379,7 +380,10 @@ describe("webhooks deliveries", () => {
       }),
     );
     const path = `/projects/${projectId}/webhooks/${webhookId}/deliveries`;
-    deliveryId = await eventually(async () => (await service.api("GET", path)).body[0]?.id);
+    deliveryId = await waitUntil(
+      "the first delivery's id",
+      async () => (await service.api("GET", path)).body[0]?.id,
+    );
   });
 
   it("lists the delivery attempts as a table, and as the API's array with --json", async () => {
@@ -457,14 +461,14 @@ describe("webhooks deliveries", () => {
     await withTransaction(service.pool, (client) =>
       emitEvent(client, { eventType: "deployment.failed", projectId, payload: { deployment_id: 2 } }),
     );
-    await eventually(async () =>
+    await waitUntil("one more delivery in the list", async () =>
       (await service.api("GET", `${path}?limit=100`)).body.length > before ? true : undefined,
     );
     receiver.on("/flaky", (_request, res) => res.writeHead(200).end("ok"));
     expect(await ok([...recover, "--event-type", "deployment.failed"])).toMatch(
       /^queued 1 deployment\.failed event failed between \S+ and \S+\n$/,
     );
-    const newest = await eventually(async () => {
+    const newest = await waitUntil("latest?.attempt_number === 2", async () => {
       const [latest] = (await service.api("GET", path)).body;
       return latest?.attempt_number === 2 ? latest : undefined;
     });

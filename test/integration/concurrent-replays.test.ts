@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // Many replays of one delivery at once, through real concurrent HTTP requests: each is its own attempt
 // with its own number, none a 500 (issue 41: the losers of the retry index answered 500).
@@ -33,7 +34,7 @@ describe("concurrent replays of one delivery", () => {
       events: ["deployment.created"],
     });
     await emit(service.pool, projectId, "deployment.created");
-    const [first] = await eventually(async () => {
+    const [first] = await waitUntil("list.length === 1", async () => {
       const list = await deliveriesOf(service, projectId, webhook.id);
       return list.length === 1 ? list : undefined;
     });

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createPool, type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
+import { waitUntil } from "../support/wait.js";
 
 // A worker process is killed with SIGKILL in the middle of a burst; after a new process starts, every
 // emitted event has its deliveries (none lost) and any duplicate the receiver saw is the same event.
@@ -96,7 +97,11 @@ it("loses no delivery when a worker is killed mid-burst", { timeout: 60_000 }, a
   );
 
   startWorkerProcess();
-  await eventually(async () => ((await doneCount()) === expectedDeliveries ? true : undefined), 40_000);
+  await waitUntil(
+    "(await doneCount()) === expectedDeliveries",
+    async () => ((await doneCount()) === expectedDeliveries ? true : undefined),
+    { timeoutMs: 40_000 },
+  );
 
   // Every event has exactly one finished, successful delivery per webhook.
   const { rows } = await pool.query(

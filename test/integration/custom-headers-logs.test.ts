@@ -2,8 +2,9 @@ import { spawn } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { assertBuilt } from "../support/cli.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { testSecretKey } from "../support/secret-keys.js";
+import { waitUntil } from "../support/wait.js";
 
 // Custom header values are write-only: the built service, logging at debug, never writes one to its
 // log, whatever it does with them (a create, a refused update, a preview, deliveries that fail).
@@ -40,7 +41,11 @@ it("never logs a custom header's value", async () => {
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
   try {
-    const base = await eventually(async () => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], 20_000);
+    const base = await waitUntil(
+      "the listening line with its URL",
+      async () => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1],
+      { timeoutMs: 20_000 },
+    );
     const api = async (method: string, path: string, request?: unknown) => {
       const response = await fetch(`${base}/api${path}`, {
         method,
@@ -63,7 +68,9 @@ it("never logs a custom header's value", async () => {
     expect((await api("PUT", path, { headers: { "X-Token": `${headerValue}\r\nX: 1` } })).status).toBe(400);
     expect((await api("POST", `${path}/preview`, {})).status).toBe(200);
     expect((await api("POST", `${path}/test`, {})).body.status_code).toBe(500);
-    await eventually(async () => (receiver.requests.length >= 1 ? true : undefined));
+    await waitUntil("receiver.requests.length >= 1", async () =>
+      receiver.requests.length >= 1 ? true : undefined,
+    );
     expect(receiver.requests[0]?.headers.authorization).toBe(headerValue);
   } finally {
     child.kill("SIGTERM");

@@ -4,9 +4,11 @@ import { type Queryable, withTransaction } from "../../src/db/pool.js";
 import { emitEvent, emitEvents } from "../../src/delivery-engine/emit.js";
 import { insertLeasedDelivery } from "../../src/delivery-engine/queue.js";
 import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
+import { blockedBy } from "../support/lock-waits.js";
 import { freePort as closedPort } from "../support/ports.js";
-import { eventually, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
+import { type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 let service: TestService;
 let receiver: Receiver;
@@ -47,7 +49,7 @@ function headersReceived(request: ReceivedRequest): Record<string, string> {
 }
 
 async function waitForDeliveries(webhookId: number, count: number) {
-  return eventually(async () => {
+  return waitUntil("list.length >= count", async () => {
     const list = await deliveriesOf(service, projectId, webhookId);
     return list.length >= count ? list : undefined;
   });
@@ -185,7 +187,7 @@ describe("failure outcomes (spec §7)", () => {
   async function failedDelivery(url: string) {
     const webhookId = await newWebhook({ url, events: ["deployment.succeeded"] });
     const emitted = await emit(service.pool, projectId, "deployment.succeeded");
-    const delivery = await eventually(async () => {
+    const delivery = await waitUntil("the delivery done", async () => {
       const { rows } = await service.pool.query(
         "SELECT * FROM deliveries WHERE webhook_id = $1 AND event_id = $2 AND state = 'done'",
         [webhookId, emitted.envelope.id],
@@ -294,7 +296,7 @@ describe("deleting a webhook", () => {
           deleted = true;
           return response;
         });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await blockedBy(service.pool, emitter);
       expect(deleted).toBe(false); // blocked on the emit's lock of the webhook row
       await emitter.query("COMMIT");
       expect((await deleting).status).toBe(204);
@@ -311,7 +313,7 @@ describe("deleting a webhook", () => {
       await deleter.query("BEGIN");
       await deleter.query("DELETE FROM webhooks WHERE id = $1", [webhookId]);
       const emitting = withTransaction(service.pool, (client) => emitTo(client, project));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await blockedBy(service.pool, deleter);
       await deleter.query("COMMIT");
       expect((await emitting).queued).toBe(0);
     } finally {
@@ -511,13 +513,17 @@ describe("leases and workers", () => {
         for (let i = 0; i < 20; i++)
           await emitEvent(client, { eventType: "deployment.created", projectId: project, payload: {} });
       });
-      await eventually(async () => {
-        const { rows } = await slow.pool.query(
-          "SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND state = 'done' AND success",
-          [healthy],
-        );
-        return rows[0].n === 20 ? true : undefined;
-      }, 60_000);
+      await waitUntil(
+        "rows[0].n === 20",
+        async () => {
+          const { rows } = await slow.pool.query(
+            "SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND state = 'done' AND success",
+            [healthy],
+          );
+          return rows[0].n === 20 ? true : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
       const { rows } = await slow.pool.query(
         "SELECT state, count(*)::int AS n FROM deliveries WHERE webhook_id = $1 GROUP BY state ORDER BY state",
         [stuck],
@@ -553,13 +559,17 @@ describe("leases and workers", () => {
         for (let i = 0; i < 20; i++)
           await emitEvent(client, { eventType: "deployment.succeeded", projectId: project, payload: {} });
       });
-      await eventually(async () => {
-        const { rows } = await service16.pool.query(
-          "SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND success",
-          [healthy],
-        );
-        return rows[0].n === 20 ? true : undefined;
-      }, 60_000);
+      await waitUntil(
+        "rows[0].n === 20",
+        async () => {
+          const { rows } = await service16.pool.query(
+            "SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND success",
+            [healthy],
+          );
+          return rows[0].n === 20 ? true : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
       const { rows } = await service16.pool.query(
         `SELECT webhook_id, count(*)::int AS n FROM deliveries
           WHERE webhook_id = ANY($1) AND state = 'in_flight' GROUP BY webhook_id ORDER BY webhook_id`,
@@ -600,13 +610,19 @@ describe("leases and workers", () => {
       await withTransaction(busy.pool, (client) =>
         emitEvent(client, { eventType: "deployment.created", projectId: project, payload: {} }),
       );
-      await eventually(async () => ((await count(hanging, "state = 'in_flight'")) === 15 ? true : undefined));
+      await waitUntil("(await count(hanging, \"state = 'in_flight'\")) === 15", async () =>
+        (await count(hanging, "state = 'in_flight'")) === 15 ? true : undefined,
+      );
 
       for (let i = 1; i <= 20; i++) {
         await withTransaction(busy.pool, (client) =>
           emitEvent(client, { eventType: "deployment.succeeded", projectId: project, payload: {} }),
         );
-        await eventually(async () => ((await count([healthy], "success")) === i ? true : undefined), 30_000);
+        await waitUntil(
+          '(await count([healthy], "success")) === i',
+          async () => ((await count([healthy], "success")) === i ? true : undefined),
+          { timeoutMs: 30_000 },
+        );
       }
       // All twenty went through the one free slot while the fifteen hanging sends stayed open.
       expect(await count(hanging, "state = 'in_flight'")).toBe(15);
@@ -672,9 +688,15 @@ describe("claiming ahead", () => {
     const releaseAll = async () => {
       holding = false;
       for (const answer of held.splice(0)) answer();
-      await eventually(async () => ((await states()).done === 30 ? true : undefined), 30_000);
+      await waitUntil(
+        "(await states()).done === 30",
+        async () => ((await states()).done === 30 ? true : undefined),
+        { timeoutMs: 30_000 },
+      );
     };
-    await eventually(async () => (requests() === 12 && held.length === 4 ? true : undefined));
+    await waitUntil("requests() === 12 && held.length === 4", async () =>
+      requests() === 12 && held.length === 4 ? true : undefined,
+    );
     return { service: ahead, states, requests, releaseAll, mostOpen: () => mostOpen };
   }
 
@@ -682,7 +704,9 @@ describe("claiming ahead", () => {
     const { service: ahead, states, requests, releaseAll, mostOpen } = await hangAfterEight(200_000);
     try {
       // Four sends open (every slot) and two rows claimed ahead (half the slots), waiting unsent.
-      await eventually(async () => ((await states()).in_flight === 6 ? true : undefined));
+      await waitUntil("(await states()).in_flight === 6", async () =>
+        (await states()).in_flight === 6 ? true : undefined,
+      );
       expect(requests()).toBe(12);
       await releaseAll();
       expect(requests()).toBe(30);
@@ -696,7 +720,7 @@ describe("claiming ahead", () => {
     // A lease 1 s longer than the longest send (120 s timeout + 10 s connect + 1 s): a row may wait 1 s.
     const { service: ahead, states, requests, releaseAll } = await hangAfterEight(132_000);
     try {
-      await eventually(async () => {
+      await waitUntil("now.in_flight === 4 && now.queued === 18", async () => {
         const now = await states();
         return now.in_flight === 4 && now.queued === 18 ? true : undefined;
       });

@@ -3,8 +3,9 @@ import { withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { createProject } from "../support/api-fixtures.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // Webhooks whose receivers hang, with a backlog queued, must not keep a webhook the worker does not know
 // (a new one, or any webhook after a restart) from its deliveries. Before, a claim took the oldest rows
@@ -82,14 +83,15 @@ describe("webhooks behind a backlog of receivers that hang", () => {
       const project = await createProject(service, "n", "N");
       const hanging = await hangingBacklog(service, project);
       // Every slot hangs before the new webhook exists.
-      await eventually(async () =>
+      await waitUntil("(await count(service, hanging, \"state = 'in_flight'\")) === 8", async () =>
         (await count(service, hanging, "state = 'in_flight'")) === 8 ? true : undefined,
       );
       const healthy = await webhook(service, project, "/new", "deployment.succeeded");
       await emit(service, project, 20, "deployment.succeeded");
-      await eventually(
+      await waitUntil(
+        '(await count(service, [healthy], "success")) === 20',
         async () => ((await count(service, [healthy], "success")) === 20 ? true : undefined),
-        30_000,
+        { timeoutMs: 30_000 },
       );
       // They went out while the hanging sends stayed open (nothing of theirs ended meanwhile).
       expect(await count(service, hanging, "state = 'done'")).toBe(0);
@@ -108,9 +110,11 @@ describe("webhooks behind a backlog of receivers that hang", () => {
       project = await createProject(first, "r", "R");
       healthy = await webhook(first, project, "/known", "deployment.succeeded");
       await emit(first, project, 1, "deployment.succeeded");
-      await eventually(async () => ((await count(first, [healthy], "success")) === 1 ? true : undefined));
+      await waitUntil('(await count(first, [healthy], "success")) === 1', async () =>
+        (await count(first, [healthy], "success")) === 1 ? true : undefined,
+      );
       hanging = await hangingBacklog(first, project);
-      await eventually(async () =>
+      await waitUntil("(await count(first, hanging, \"state = 'in_flight'\")) === 8", async () =>
         (await count(first, hanging, "state = 'in_flight'")) === 8 ? true : undefined,
       );
     } finally {
@@ -119,9 +123,10 @@ describe("webhooks behind a backlog of receivers that hang", () => {
     const restarted = await startTestService(hangingSettings, { database });
     try {
       await emit(restarted, project, 20, "deployment.succeeded");
-      await eventually(
+      await waitUntil(
+        '(await count(restarted, [healthy], "success")) === 21',
         async () => ((await count(restarted, [healthy], "success")) === 21 ? true : undefined),
-        30_000,
+        { timeoutMs: 30_000 },
       );
       expect(await count(restarted, hanging, "state = 'done'")).toBe(0);
     } finally {

@@ -4,8 +4,9 @@ import { withTransaction } from "../../src/db/pool.js";
 import { emitEvents, type HandOver } from "../../src/delivery-engine/emit.js";
 import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { createTestDatabase } from "../support/database.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // Deliveries an emit hands straight to the worker of its own process (emit.ts, hand-over.ts), and
 // outcomes recorded together at moderate rates (worker.ts): each attempt is still sent and recorded
@@ -61,7 +62,9 @@ describe("handing deliveries over at emit", () => {
       { state: "in_flight", locked_by: service.engine.lease.workerId },
     ]);
     service.engine.handOver(handedOver);
-    await eventually(async () => ((await rowsOf(webhookId))[0]?.state === "done" ? true : undefined));
+    await waitUntil('(await rowsOf(webhookId))[0]?.state === "done"', async () =>
+      (await rowsOf(webhookId))[0]?.state === "done" ? true : undefined,
+    );
     expect(await rowsOf(webhookId)).toEqual([
       { state: "done", locked_by: null, success: true, status_code: 200, attempt_number: 1 },
     ]);
@@ -84,7 +87,9 @@ describe("handing deliveries over at emit", () => {
     );
     expect(handedOver).toHaveLength(1);
     expect(await rowsOf(webhookId)).toMatchObject([{ state: "in_flight", locked_by: "crashed-replica" }]);
-    await eventually(async () => ((await rowsOf(webhookId))[0]?.state === "done" ? true : undefined));
+    await waitUntil('(await rowsOf(webhookId))[0]?.state === "done"', async () =>
+      (await rowsOf(webhookId))[0]?.state === "done" ? true : undefined,
+    );
     expect(await rowsOf(webhookId)).toEqual([
       { state: "done", locked_by: null, success: true, status_code: 200, attempt_number: 1 },
     ]);
@@ -109,7 +114,7 @@ describe("handing deliveries over at emit", () => {
       );
       expect([handedOver, queued]).toEqual([[], events]);
     }
-    await eventually(async () => {
+    await waitUntil('rows.length === 10 && rows.every((row) => row.state === "done")', async () => {
       const rows = await rowsOf(webhookId);
       return rows.length === 10 && rows.every((row) => row.state === "done") ? rows : undefined;
     });
@@ -139,7 +144,7 @@ describe("handing over a rollout step of several events", () => {
       handedOver.map((d) => d.id).sort((a, b) => a - b),
     );
     service.engine.handOver(handedOver);
-    await eventually(async () => {
+    await waitUntil('rows.length === 6 && rows.every((row) => row.state === "done")', async () => {
       const rows = await rowsOf(webhookId);
       return rows.length === 6 && rows.every((row) => row.state === "done") ? rows : undefined;
     });
@@ -164,10 +169,12 @@ describe("outcomes recorded together", () => {
       for (let i = 0; i < 12; i++) {
         await withTransaction(own.pool, (client) => emitEvents(client, [{ ...event, projectId: project }]));
       }
-      await eventually(async () =>
-        requestsTo("/grouped-ok").length === 12 && requestsTo("/grouped-fails").length === 12
-          ? true
-          : undefined,
+      await waitUntil(
+        'requestsTo("/grouped-ok").length === 12 && requestsTo("/grouped-fails").length === 12',
+        async () =>
+          requestsTo("/grouped-ok").length === 12 && requestsTo("/grouped-fails").length === 12
+            ? true
+            : undefined,
       );
     } finally {
       // At once: outcomes waiting to be grouped are recorded by the shutdown, not dropped.

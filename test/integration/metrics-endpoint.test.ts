@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerMetricsEndpoint } from "../../src/app/metrics-endpoint.js";
 import { registryWithoutWebhookIds } from "../../src/metrics.js";
 import { createProject, createWebhook, emit } from "../support/api-fixtures.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // /metrics as a hostile tenant and a crowd of scrapers meet it: without METRICS_TOKEN it shows no
 // webhook ids; with it, it answers only the token's holder, per webhook; and scrapes that come
@@ -51,14 +52,17 @@ afterAll(async () => {
 
 describe("without METRICS_TOKEN", () => {
   it("answers without a key, with delivery counts summed over webhooks and no webhook id", async () => {
-    const text = await eventually(async () => {
-      const body = await (await scrape(open)).text();
-      return /^webhook_operator_deliveries_total\{event_type="deployment\.succeeded",outcome="success",reason="none"\} [1-9]/m.test(
-        body,
-      )
-        ? body
-        : undefined;
-    });
+    const text = await waitUntil(
+      "a successful deployment.succeeded delivery counted in the scrape",
+      async () => {
+        const body = await (await scrape(open)).text();
+        return /^webhook_operator_deliveries_total\{event_type="deployment\.succeeded",outcome="success",reason="none"\} [1-9]/m.test(
+          body,
+        )
+          ? body
+          : undefined;
+      },
+    );
     expect(text).not.toContain("webhook_id");
     expect(text).toMatch(/^# TYPE webhook_operator_deliveries_total counter$/m);
     await promtoolCheck(text);
@@ -142,7 +146,9 @@ describe("one rendering for many scrapes", () => {
     const endpoint = await countingEndpoint(0, true);
     try {
       const scrapes = endpoint.scrapeAll(64);
-      await eventually(async () => (endpoint.arrived() === 64 ? true : undefined));
+      await waitUntil("endpoint.arrived() === 64", async () =>
+        endpoint.arrived() === 64 ? true : undefined,
+      );
       endpoint.release();
       const bodies = await scrapes;
       expect(new Set(bodies).size).toBe(1);

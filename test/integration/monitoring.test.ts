@@ -3,8 +3,9 @@ import { registry } from "../../src/metrics.js";
 import { createProject, createWebhook, emit } from "../support/api-fixtures.js";
 import { alertQueries, dashboardQueries, type Query, readDashboard } from "../support/monitoring-files.js";
 import { labelsIn, metricNamesIn, parseLabelValuesQuery } from "../support/promql.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // The Grafana dashboard and the alert rules may only name metrics the operator really exports: every
 // metric name in their PromQL must be a family of a live /metrics scrape of the real service, after it
@@ -30,7 +31,7 @@ beforeAll(async () => {
   await emit(service.pool, project, "deployment.succeeded");
   await receiver.waitFor(1);
   // The outcome is counted when the attempt finishes; wait until the scrape shows it.
-  scrape = await eventually(async () => {
+  scrape = await waitUntil("a successful delivery counted in the scrape", async () => {
     const text = await (await fetch(`${service.baseUrl}/metrics`, scrapeAuth)).text();
     return /^webhook_operator_deliveries_total\{[^}]*outcome="success"[^}]*\} [1-9]/m.test(text)
       ? text
@@ -134,7 +135,7 @@ describe("the webhook_id label", () => {
     });
     const series = new RegExp(`^webhook_operator_deliveries_total\\{[^}]*webhook_id="${webhook.id}"`, "m");
     await emit(service.pool, project, "deployment.failed", {});
-    await eventually(async () =>
+    await waitUntil("the webhook's series in the scrape", async () =>
       series.test(await (await fetch(`${service.baseUrl}/metrics`, scrapeAuth)).text()) ? true : undefined,
     );
 

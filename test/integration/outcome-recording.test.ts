@@ -14,9 +14,10 @@ import { insertWebhook } from "../../src/webhooks/store.js";
 import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { onNewDatabase } from "../support/new-database.js";
 import { freePort } from "../support/ports.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { testSecretBox } from "../support/secret-keys.js";
 import { startTestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // An attempt that finished is recorded: never skipped because its lease ran out, never forgotten
 // because the database was away for a moment (which would send the delivery a second time).
@@ -44,7 +45,13 @@ describe("recording an outcome whose lease ran out", () => {
     };
     const [claimed] = await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy);
     expect(claimed?.webhook_id).toBe(webhook.id);
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the 1 ms lease has run out
+    await waitUntil("the 1 ms lease to run out", async () => {
+      const { rows } = await pool.query(
+        "SELECT locked_until < clock_timestamp() AS expired FROM deliveries WHERE id = $1",
+        [claimed?.id],
+      );
+      return rows[0]?.expired ? true : undefined;
+    });
     const outcome = {
       success: true,
       statusCode: 200,
@@ -122,16 +129,20 @@ describe("a short database outage", () => {
       await postgres.stop();
       release();
       // The five sends end (no delivery in flight any more) while the database is still away.
-      await eventually(async () =>
+      await waitUntil("(await metrics.inFlight.get()).values[0]?.value === 0", async () =>
         (await metrics.inFlight.get()).values[0]?.value === 0 ? true : undefined,
       );
       postgres = await startEmbeddedPostgres({ dataDir, port, logger });
-      await eventually(async () => {
-        const { rows } = await service.pool.query(
-          "SELECT count(*)::int AS n FROM deliveries WHERE state = 'done'",
-        );
-        return rows[0].n === 5 ? true : undefined;
-      }, 30_000);
+      await waitUntil(
+        "rows[0].n === 5",
+        async () => {
+          const { rows } = await service.pool.query(
+            "SELECT count(*)::int AS n FROM deliveries WHERE state = 'done'",
+          );
+          return rows[0].n === 5 ? true : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
       // Every row is finished, so no worker will send one again: a forgotten outcome would have left its
       // row in flight, sent again once its lease ran out (and received) before it could be finished.
       expect(receiver.requests.filter((r) => r.path === "/slow")).toHaveLength(5);

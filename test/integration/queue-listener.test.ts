@@ -1,52 +1,112 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool, type Pool } from "../../src/db/pool.js";
 import { deliveriesChannel } from "../../src/delivery-engine/emit.js";
 import { QueueListener } from "../../src/delivery-engine/queue-listener.js";
 import { createLogger } from "../../src/logger.js";
+import { listenForDisabledWebhooks } from "../../src/operator/disabled-webhooks.js";
+import { webhooksDisabledChannel } from "../../src/webhooks/auto-disable.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { eventually } from "../support/receiver.js";
+import { waitUntil } from "../support/wait.js";
 
-// The worker's LISTEN connection (queue-listener.ts): a NOTIFY on the deliveries channel wakes it; a
-// connection Postgres ends is made again, and what was notified meanwhile is made up for by one wake.
+// The two LISTEN connections, both made by db/listener.ts: the worker's (its own connection; a NOTIFY on
+// the deliveries channel wakes it) and the leader's disabled webhooks (a pooled connection; the payload
+// names the webhooks). A connection Postgres ends is made again; the worker is woken once for what it may
+// have missed meanwhile.
 
 let database: TestDatabase;
 let admin: pg.Client;
+let pool: Pool;
 
 beforeAll(async () => {
   database = await createTestDatabase();
   admin = new pg.Client({ connectionString: database.url });
   await admin.connect();
+  pool = createPool(database.url, 2);
 });
 afterAll(async () => {
+  await pool.end();
   await admin.end();
   await database.drop();
 });
 
-const notify = () => admin.query(`SELECT pg_notify($1, '')`, [deliveriesChannel]);
-/** The backends of this database whose last statement was the listener's LISTEN. */
+/** The backends of this database whose last statement was a listener's LISTEN on `channel`. */
 const listenerBackends = `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1`;
-const listenStatement = [`LISTEN ${deliveriesChannel}`];
-const listeners = async () => (await admin.query(listenerBackends, listenStatement)).rowCount;
+const listeners = async (channel: string) =>
+  (await admin.query(listenerBackends, [`LISTEN ${channel}`])).rowCount;
 
-describe("the worker's LISTEN connection", () => {
-  it("wakes on a NOTIFY, reconnects after Postgres ends it, and stops", async () => {
-    let wakes = 0;
-    const listener = new QueueListener(database.url, () => wakes++, createLogger("silent"));
-    await listener.start();
-    await notify();
-    await eventually(async () => (wakes === 1 ? true : undefined));
+/**
+ * Sends a NOTIFY and returns once Postgres has delivered it: `admin` listens too and sees its own. A
+ * listener whose backend is gone cannot be told after that.
+ */
+async function notifyAndSee(channel: string, payload: string): Promise<void> {
+  const seen = new Promise<void>((resolve) => {
+    const onNotification = (message: pg.Notification) => {
+      if (message.channel !== channel || message.payload !== payload) return;
+      admin.off("notification", onNotification);
+      resolve();
+    };
+    admin.on("notification", onNotification);
+  });
+  await admin.query(`LISTEN ${channel}`);
+  await admin.query("SELECT pg_notify($1, $2)", [channel, payload]);
+  await seen;
+  await admin.query(`UNLISTEN ${channel}`);
+}
 
-    // Postgres ends the connection (a restart, a failover, an administrator): it is made again,
-    // and the listener wakes once for what it may have missed.
-    await admin.query(`SELECT pg_terminate_backend(pid) FROM (${listenerBackends}) b`, listenStatement);
-    await eventually(async () => (wakes === 2 && (await listeners()) === 1 ? true : undefined));
-    await notify();
-    await eventually(async () => (wakes === 3 ? true : undefined));
+const silent = createLogger("silent");
+const cases = [
+  {
+    name: "the worker's queue listener",
+    channel: deliveriesChannel,
+    payload: "",
+    /** What it was told: one entry per wake. */
+    start: async (told: unknown[]) => {
+      const listener = new QueueListener(database.url, () => told.push("wake"), silent);
+      await listener.start();
+      return listener;
+    },
+    afterReconnect: ["wake", "wake"],
+  },
+  {
+    name: "the leader's disabled-webhooks listener",
+    channel: webhooksDisabledChannel,
+    payload: "3,4",
+    start: async (told: unknown[]) => {
+      const listener = listenForDisabledWebhooks(pool, (ids) => told.push(ids), silent);
+      await waitUntil("the disabled-webhooks LISTEN", async () =>
+        (await listeners(webhooksDisabledChannel)) === 1 ? true : undefined,
+      );
+      return listener;
+    },
+    // Nothing to make up for: the periodic status resync catches what was missed.
+    afterReconnect: [[3, 4]],
+  },
+];
+
+describe.each(cases)("$name", ({ channel, payload, start, afterReconnect }) => {
+  it("is told of a NOTIFY, listens again after Postgres ends its connection, and stops", async () => {
+    const told: unknown[] = [];
+    const listener = await start(told);
+    await notifyAndSee(channel, payload);
+    await waitUntil("the first notification", async () => (told.length === 1 ? true : undefined));
+    const first = told[0];
+
+    // Postgres ends the connection (a restart, a failover, an administrator): it is made again.
+    await admin.query(`SELECT pg_terminate_backend(pid) FROM (${listenerBackends}) b`, [`LISTEN ${channel}`]);
+    await waitUntil("LISTEN again", async (saw) => {
+      saw({ told, backends: await listeners(channel) });
+      return told.length === afterReconnect.length && (await listeners(channel)) === 1 ? true : undefined;
+    });
+    await notifyAndSee(channel, payload);
+    await waitUntil("a notification after the reconnect", async () =>
+      told.length === afterReconnect.length + 1 ? true : undefined,
+    );
+    expect(told).toEqual([...afterReconnect, first]);
 
     await listener.stop();
-    await eventually(async () => ((await listeners()) === 0 ? true : undefined));
-    await notify();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(wakes).toBe(3);
+    await waitUntil("its backend gone", async () => ((await listeners(channel)) === 0 ? true : undefined));
+    await notifyAndSee(channel, payload);
+    expect(told).toHaveLength(afterReconnect.length + 1);
   }, 30_000);
 });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // Bulk recovery: every failed event of a webhook since T goes back through the queue once, as a new
 // attempt, against a real receiver and the real workers.
@@ -40,7 +41,7 @@ async function failingWebhook(path: string): Promise<{ id: number; answer: (stat
 }
 
 async function settled(webhookId: number, count: number): Promise<Delivery[]> {
-  return eventually(async () => {
+  return waitUntil("list.length === count && rows.length === 0", async () => {
     const list = await deliveriesOf(service, projectId, webhookId, "?limit=100");
     const { rows } = await service.pool.query(
       "SELECT 1 FROM deliveries WHERE webhook_id = $1 AND delivered_at IS NULL",
@@ -121,7 +122,7 @@ describe("POST …/webhooks/{id}/recover", () => {
     const held: Array<() => void> = [];
     receiver.on("/recover-twice", (_req, res) => held.push(() => res.writeHead(200).end()));
     expect((await recover(webhook.id, { since: hourAgo() })).body.queued).toBe(1);
-    await eventually(async () => (held.length === 1 ? true : undefined));
+    await waitUntil("held.length === 1", async () => (held.length === 1 ? true : undefined));
     expect((await recover(webhook.id, { since: hourAgo() })).body.queued).toBe(0);
     for (const answer of held) answer();
     const list = await settled(webhook.id, 2);

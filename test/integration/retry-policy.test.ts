@@ -5,9 +5,10 @@ import { metrics } from "../../src/metrics.js";
 import { updateWebhook } from "../../src/webhooks/store.js";
 import { createProject, createWebhook, emit } from "../support/api-fixtures.js";
 import { createTestDatabase } from "../support/database.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { testSecretBox } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // Opt-in automatic retries through the real service, its workers and real receivers. The backoff
 // schedule is configuration (DELIVERY_RETRY_DELAYS_MS): short here, so a chain of attempts takes
@@ -69,7 +70,7 @@ async function unfinished(webhookId: number, on: TestService = service) {
 }
 
 async function waitForAttempts(webhookId: number, count: number, on: TestService = service) {
-  return eventually(async () => {
+  return waitUntil("list.length >= count && (await unfinished(webhookId, on)).length === 0", async () => {
     const list = await attempts(webhookId, on);
     return list.length >= count && (await unfinished(webhookId, on)).length === 0 ? list : undefined;
   });
@@ -188,7 +189,7 @@ describe("automatic retries", () => {
       });
       const emitted = await emit(slow.pool, project, "deployment.failed", {});
       // Attempt 1 failed; attempt 2 waits ten minutes, outside the queue.
-      const waiting = await eventually(async () => {
+      const waiting = await waitUntil("the scheduled retry", async () => {
         const { rows } = await slow.pool.query(
           "SELECT attempt_number, event_id FROM scheduled_retries WHERE webhook_id = $1",
           [id],
@@ -207,7 +208,7 @@ describe("automatic retries", () => {
       await slow.pool.query("UPDATE scheduled_retries SET due_at = clock_timestamp() WHERE webhook_id = $1", [
         id,
       ]);
-      const list = await eventually(async () => {
+      const list = await waitUntil("found.length === 3", async () => {
         const found = (await slow.api("GET", `/projects/${project}/webhooks/${id}/deliveries`)).body;
         return found.length === 3 ? found : undefined;
       });
@@ -256,7 +257,7 @@ describe("a scheduled retry survives a restart", () => {
         retry_policy: { max_attempts: 2 },
       });
       await emit(first.pool, project, "deployment.failed", {});
-      await eventually(async () =>
+      await waitUntil('(await unfinished(id, first)).some((r) => r.state === "scheduled")', async () =>
         (await unfinished(id, first)).some((r) => r.state === "scheduled") ? true : undefined,
       );
       await first.close();
@@ -270,7 +271,7 @@ describe("a scheduled retry survives a restart", () => {
         [id],
       );
       const on = second;
-      const list = await eventually(async () => {
+      const list = await waitUntil("found.length === 2", async () => {
         const found = (await on.api("GET", `/projects/${project}/webhooks/${id}/deliveries`)).body;
         return found.length === 2 ? found : undefined;
       });
@@ -323,7 +324,7 @@ describe("auto_disable", () => {
     await waitForAttempts(id, 2);
     expect((await service.api("GET", path)).body).toMatchObject({ enabled: true, disabled_reason: null });
     await emitFailure();
-    const disabled = await eventually(async () => {
+    const disabled = await waitUntil("not webhook.enabled", async () => {
       const webhook = (await service.api("GET", path)).body;
       return webhook.enabled ? undefined : webhook;
     });
@@ -381,7 +382,7 @@ describe("auto_disable", () => {
       [id],
     );
     await emitFailure();
-    const webhook = await eventually(async () => {
+    const webhook = await waitUntil("not found.enabled", async () => {
       const found = (await service.api("GET", `/projects/${projectId}/webhooks/${id}`)).body;
       return found.enabled ? undefined : found;
     });

@@ -8,7 +8,7 @@ import { version } from "../../src/version.js";
 import { assertBuilt } from "../support/cli.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { freePort } from "../support/ports.js";
-import { eventually } from "../support/receiver.js";
+import { waitUntil } from "../support/wait.js";
 
 // `webhook-operator serve` as a process: start-up lines, the embedded Postgres default with its
 // generated first key, configuration errors, and graceful shutdown on SIGTERM.
@@ -42,7 +42,7 @@ function serve(env: Record<string, string>, args: string[] = []): Served {
 }
 
 async function listening(served: Served): Promise<string> {
-  return eventually(async () => served.url(), 20_000);
+  return waitUntil("the service's URL in its output", async () => served.url(), { timeoutMs: 20_000 });
 }
 
 async function stopped(served: Served): Promise<number | null> {
@@ -126,7 +126,11 @@ describe("serve", () => {
       SECRET_ENCRYPTION_KEYS: Buffer.alloc(32, 1).toString("base64"),
       LOG_FORMAT: "pretty",
     });
-    const url = await eventually(async () => /url: "(http:\/\/[^"]+)"/.exec(served.output())?.[1], 20_000);
+    const url = await waitUntil(
+      "the listening line with its URL",
+      async () => /url: "(http:\/\/[^"]+)"/.exec(served.output())?.[1],
+      { timeoutMs: 20_000 },
+    );
     expect(served.output()).toMatch(
       new RegExp(
         `^\\[[\\d:.]+\\] INFO: webhook-operator ${version} listening on [\\d.:]+: dashboard ${url}/, API description ${url}/api/docs$`,

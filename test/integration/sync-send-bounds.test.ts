@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProject, createWebhook, emit } from "../support/api-fixtures.js";
-import { eventually, type Receiver, startReceiver } from "../support/receiver.js";
+import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // Test events and replays are sent while the request waits: they get a share of the engine's slots
 // and a pace per project, and over either the API answers 429 with Retry-After, recording nothing
@@ -71,7 +72,7 @@ describe("test events and replays in flight", () => {
       service.api("POST", `/projects/${a}/webhooks/${slow.id}/test`),
       service.api("POST", `/projects/${a}/webhooks/${other.id}/test`),
     ];
-    await eventually(async () => (hanging() >= before + 2 ? true : undefined));
+    await waitUntil("hanging() >= before + 2", async () => (hanging() >= before + 2 ? true : undefined));
     const counts = await recorded(service);
 
     // Over the project's share, whichever of its webhooks: a test event and a replay alike.
@@ -124,9 +125,9 @@ describe("test events and replays in flight", () => {
     // The worker sends the webhook's first deliveries two at a time (its starting limit), which
     // with one test event makes the webhook's 3 (DELIVERY_PER_WEBHOOK_CONCURRENCY).
     for (let i = 0; i < 4; i++) await emit(service.pool, project, "deployment.created");
-    await eventually(async () => (hanging() >= before + 2 ? true : undefined));
+    await waitUntil("hanging() >= before + 2", async () => (hanging() >= before + 2 ? true : undefined));
     const test = service.api("POST", `/projects/${project}/webhooks/${webhook.id}/test`);
-    await eventually(async () => (hanging() >= before + 3 ? true : undefined));
+    await waitUntil("hanging() >= before + 3", async () => (hanging() >= before + 3 ? true : undefined));
     expectTooMany(
       await service.api("POST", `/projects/${project}/webhooks/${webhook.id}/test`),
       `Webhook ${webhook.id} already has 3 deliveries in flight on this replica`,

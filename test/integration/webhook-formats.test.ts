@@ -14,11 +14,12 @@ import { reencryptSecrets } from "../../src/secrets/reencrypt.js";
 import { SecretBox } from "../../src/secrets/secret-box.js";
 import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
 import { protocolPython } from "../support/python-venv.js";
-import { eventually, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
+import { type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.js";
 import { type RecipeReceiver, startRecipe } from "../support/recipe-receivers.js";
 import { testSecretKey } from "../support/secret-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { locateCommand, repoRoot } from "../support/tools.js";
+import { waitUntil } from "../support/wait.js";
 
 // The opt-in delivery shapes of a webhook, through the real service and real receivers on loopback:
 // the fields as the API takes and shows them, CloudEvents read by the official SDKs (npm and Python),
@@ -85,12 +86,15 @@ async function deliverTo(route: string, nth: number): Promise<ReceivedRequest> {
     project_id: projectId,
   });
   expect(emitted.queued).toBeGreaterThan(0);
-  return eventually(async () => receiver.requests.filter((r) => r.path === route)[nth - 1]);
+  return waitUntil(
+    "receiver.requests.filter((r) => r.path === route)[nth - 1]",
+    async () => receiver.requests.filter((r) => r.path === route)[nth - 1],
+  );
 }
 
 /** The webhook's newest delivery record, once it is finished. */
 function newestRecord(webhookId: number, count = 1) {
-  return eventually(async () => {
+  return waitUntil("records.length >= count", async () => {
     const records = await deliveriesOf(service, projectId, webhookId);
     return records.length >= count ? records[0] : undefined;
   });
@@ -317,7 +321,9 @@ describe("CloudEvents deliveries", () => {
     );
     expect(handedOver.map((delivery) => delivery.webhook_id)).toContain(webhook.id);
     service.engine.handOver(handedOver);
-    const request = await eventually(async () => receiver.requests.find((r) => r.path === route));
+    const request = await waitUntil("receiver.requests.find((r) => r.path === route)", async () =>
+      receiver.requests.find((r) => r.path === route),
+    );
     const record = await newestRecord(webhook.id);
     expect(request.headers["ce-id"]).toBe(record.event_id);
     expect(request.headers["webhook-id"]).toBe(record.event_id);
@@ -467,7 +473,10 @@ describe("custom headers, replays and previews", () => {
     const retry = await service.api("POST", `${webhooksPath()}/${webhook.id}/deliveries/${record.id}/retry`);
     expect(retry.status).toBe(200);
     expect(retry.body.success).toBe(true);
-    const second = await eventually(async () => receiver.requests.filter((r) => r.path === route)[1]);
+    const second = await waitUntil(
+      "receiver.requests.filter((r) => r.path === route)[1]",
+      async () => receiver.requests.filter((r) => r.path === route)[1],
+    );
     expect(second.body).toBe(first.body);
     for (const name of ["content-type", "ce-id", "ce-type", "ce-source", "ce-time", "webhook-id"]) {
       expect(second.headers[name]).toBe(first.headers[name]);
@@ -501,7 +510,9 @@ describe("custom headers, replays and previews", () => {
       body: { event_type: "deployment.failed" },
     });
     expect(sent.status).toBe(200);
-    const request = await eventually(async () => receiver.requests.find((r) => r.path === route));
+    const request = await waitUntil("receiver.requests.find((r) => r.path === route)", async () =>
+      receiver.requests.find((r) => r.path === route),
+    );
     // Nothing but the test event reached the receiver: the preview sent nothing.
     expect(receiver.requests.filter((r) => r.path === route)).toHaveLength(1);
 

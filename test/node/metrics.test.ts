@@ -8,7 +8,6 @@ import {
   readAlerts,
   withoutGrafanaVariables,
 } from "../support/monitoring-files.js";
-import { until } from "../support/node-cluster.js";
 import { declareWebhook, deploymentBurst, deployReceiver } from "../support/node-workloads.js";
 import {
   chartServiceMonitor,
@@ -17,6 +16,7 @@ import {
   startPrometheus,
 } from "../support/prometheus.js";
 import { type ReleaseApi, releaseApi } from "../support/release-api.js";
+import { waitUntil } from "../support/wait.js";
 
 // The chart's monitoring for real: Prometheus (scripts/cluster/prometheus.sh) finds the operator's pods through the
 // apiserver as the chart's ServiceMonitor selects them, scrapes them while real rollouts are delivered
@@ -91,11 +91,15 @@ afterAll(async () => {
 describe("Prometheus scraping the operator's pods on a real node", () => {
   it("discovers both replicas through the apiserver as the ServiceMonitor selects them", async () => {
     let seen: unknown[] = [];
-    const targets = await until("two healthy targets", async () => {
-      seen = await prometheus.targets();
-      const up = (seen as { health: string }[]).filter((t) => t.health === "up");
-      return up.length === 2 ? (up as Awaited<ReturnType<Prometheus["targets"]>>) : undefined;
-    }).catch((error: Error) => {
+    const targets = await waitUntil(
+      "two healthy targets",
+      async () => {
+        seen = await prometheus.targets();
+        const up = (seen as { health: string }[]).filter((t) => t.health === "up");
+        return up.length === 2 ? (up as Awaited<ReturnType<Prometheus["targets"]>>) : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 1_000 },
+    ).catch((error: Error) => {
       throw new Error(`${error.message}; targets: ${JSON.stringify(seen)}\n${prometheus.logTail()}`);
     });
     for (const target of targets) expect(target.labels).toMatchObject({ namespace, job: chart.fullname });
@@ -144,10 +148,14 @@ describe("Prometheus scraping the operator's pods on a real node", () => {
       await cluster.kubectl(["-n", project, "get", "wh", "failing", "-o", "jsonpath={.status}"]),
     );
     const base = `/api/projects/${status.projectId}/webhooks/${status.webhookId}`;
-    const [failed] = await until("a failed delivery to replay", async () => {
-      const deliveries = (await api.call(`${base}/deliveries`)) as { id: number }[];
-      return deliveries.length > 0 ? deliveries : undefined;
-    });
+    const [failed] = await waitUntil(
+      "a failed delivery to replay",
+      async () => {
+        const deliveries = (await api.call(`${base}/deliveries`)) as { id: number }[];
+        return deliveries.length > 0 ? deliveries : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 1_000 },
+    );
     await api.call(`${base}/deliveries/${failed?.id}/retry`, { method: "POST" });
     await api.call(`${base}/test`, { method: "POST", body: "{}" });
 
@@ -161,7 +169,7 @@ describe("Prometheus scraping the operator's pods on a real node", () => {
         ),
       }));
     let empty: string[] = [];
-    await until(
+    await waitUntil(
       "every dashboard panel with data",
       async () => {
         empty = [];
@@ -169,18 +177,18 @@ describe("Prometheus scraping the operator's pods on a real node", () => {
           if ((await prometheus.query(query.expr)).length === 0) empty.push(query.where);
         return empty.length === 0 ? true : undefined;
       },
-      300_000,
+      { timeoutMs: 300_000, intervalMs: 1_000 },
     ).catch(() => {});
     expect(empty, "panels without data").toEqual([]);
 
     let states = new Map<string, string>();
-    await until(
+    await waitUntil(
       `${shouldFire.join(", ")} firing`,
       async () => {
         states = await prometheus.alertStates();
         return shouldFire.every((name) => states.get(name) === "firing") ? true : undefined;
       },
-      300_000,
+      { timeoutMs: 300_000, intervalMs: 1_000 },
     ).catch(() => {});
     const alerts = readAlerts().groups.flatMap((group) => group.rules.map((rule) => rule.alert ?? ""));
     expect(Object.fromEntries(states)).toEqual(

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChartRelease, chartRelease } from "../support/chart-release.js";
 import { type Cluster, useCluster } from "../support/cluster.js";
 import { chartDir } from "../support/monitoring-files.js";
-import { podsOf, receiverDeliveries, until } from "../support/node-cluster.js";
+import { podsOf, receiverDeliveries } from "../support/node-cluster.js";
 import {
   declareWebhook,
   deliveredRollouts as deliveredBy,
@@ -15,6 +15,7 @@ import {
 } from "../support/node-workloads.js";
 import { eventOf, type LoggedDelivery, signedWith } from "../support/receiver-log.js";
 import { repoRoot } from "../support/tools.js";
+import { waitUntil } from "../support/wait.js";
 
 // The operator's own lifecycle on a real node, its two replicas running from the image as the chart's
 // defaults run them: one leader (the Lease), failover when the leader's pod is deleted, a rolling
@@ -97,8 +98,10 @@ describe("the operator's pods through restarts, failover and upgrades", () => {
       new RegExp(`^${chart.fullname}-[a-z0-9]{8,10}-[a-z0-9]{5}$`),
     );
     await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "restart", burstSize));
-    await until("the burst's first deliveries", async () =>
-      (await receiverDeliveries(cluster, receiver)).length >= 5 ? true : undefined,
+    await waitUntil(
+      "the burst's first deliveries",
+      async () => ((await receiverDeliveries(cluster, receiver)).length >= 5 ? true : undefined),
+      { timeoutMs: 180_000, intervalMs: 1_000 },
     );
     await cluster.kubectl(["-n", namespace, "rollout", "restart", `deployment/${chart.fullname}`]);
     await cluster.kubectl([
@@ -121,10 +124,14 @@ describe("the operator's pods through restarts, failover and upgrades", () => {
   it("fails over to the other replica when the leader's pod is deleted", async () => {
     const leader = await leaseHolder(cluster, namespace, lease);
     await cluster.kubectl(["-n", namespace, "delete", "pod", leader, "--wait=false"]);
-    const next = await until("another replica holding the Lease", async () => {
-      const holder = await leaseHolder(cluster, namespace, lease);
-      return holder !== leader ? holder : undefined;
-    });
+    const next = await waitUntil(
+      "another replica holding the Lease",
+      async () => {
+        const holder = await leaseHolder(cluster, namespace, lease);
+        return holder !== leader ? holder : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 1_000 },
+    );
     expect((await operatorPods()).map((pod) => pod.metadata.name)).toContain(next);
     // The new leader's controllers see rollouts.
     await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "failover", 1));

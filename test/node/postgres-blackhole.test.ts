@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChartRelease, chartRelease } from "../support/chart-release.js";
 import { type Cluster, useCluster } from "../support/cluster.js";
 import { chartDir } from "../support/monitoring-files.js";
-import { podsOf, receiverDeliveries, until } from "../support/node-cluster.js";
+import { podsOf, receiverDeliveries } from "../support/node-cluster.js";
 import { declareWebhook, deploymentBurst, deployReceiver, leaseHolder } from "../support/node-workloads.js";
 import { eventOf } from "../support/receiver-log.js";
+import { waitUntil } from "../support/wait.js";
 
 // The chart's Postgres pod cut off for 60 s in the middle of a burst of rollouts: its packets dropped
 // (an iptables rule in the pod's own network namespace, on its interface to the node's bridge, so
@@ -85,20 +86,22 @@ describe("the chart's Postgres cut off for 60 s during a burst", () => {
     const leader = await leaseHolder(cluster, namespace, lease);
 
     await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "cut", burstSize));
-    await until("the burst's first deliveries", async () =>
-      (await receiverDeliveries(cluster, receiver)).length >= 5 ? true : undefined,
+    await waitUntil(
+      "the burst's first deliveries",
+      async () => ((await receiverDeliveries(cluster, receiver)).length >= 5 ? true : undefined),
+      { timeoutMs: 180_000, intervalMs: 1_000 },
     );
     const lift = dropPostgresPackets(netns);
     const cutAt = Date.now();
     let notReadyDuringCut: number;
     try {
-      notReadyDuringCut = await until(
+      notReadyDuringCut = await waitUntil(
         "the operator's pods to be taken out of their Service",
         async () => {
           const pods = await operatorPods();
           return pods.length > 0 && pods.every((pod) => !pod.ready) ? pods.length : undefined;
         },
-        cutMs,
+        { timeoutMs: cutMs, intervalMs: 1_000 },
       );
       // The fault lasts its length; this is the scenario, not a wait for something.
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, cutMs - (Date.now() - cutAt))));
@@ -113,13 +116,17 @@ describe("the chart's Postgres cut off for 60 s during a burst", () => {
     expect(notReadyDuringCut).toBe(2);
     expect(await leaseHolder(cluster, namespace, lease)).toBe(leader);
 
-    await until("the operator's pods ready again", async () => {
-      const pods = await operatorPods();
-      return pods.length === 2 && pods.every((pod) => pod.ready) ? true : undefined;
-    });
+    await waitUntil(
+      "the operator's pods ready again",
+      async () => {
+        const pods = await operatorPods();
+        return pods.length === 2 && pods.every((pod) => pod.ready) ? true : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 1_000 },
+    );
     const commits = Array.from({ length: burstSize }, (_, i) => `cut-${i}`);
     const wanted = commits.flatMap((commit) => events.map((event) => `${commit} ${event}`));
-    const delivered = await until(
+    const delivered = await waitUntil(
       `${wanted.length} deliveries`,
       async () => {
         const all = (await receiverDeliveries(cluster, receiver)).filter((d) =>
@@ -128,7 +135,7 @@ describe("the chart's Postgres cut off for 60 s during a burst", () => {
         const seen = new Set(all.map((d) => `${eventOf(d).payload.commit_sha} ${d.event}`));
         return wanted.every((key) => seen.has(key)) ? all : undefined;
       },
-      600_000,
+      { timeoutMs: 600_000, intervalMs: 1_000 },
     );
     const perEvent = new Map<string, number>();
     for (const d of delivered) perEvent.set(eventOf(d).id, (perEvent.get(eventOf(d).id) ?? 0) + 1);

@@ -7,10 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { type Cluster, useCluster } from "../support/cluster.js";
 import { docBlock } from "../support/docs.js";
-import { auditLog, pathWithTools, podsOf, receiverDeliveries, until } from "../support/node-cluster.js";
+import { auditLog, pathWithTools, podsOf, receiverDeliveries } from "../support/node-cluster.js";
 import { eventOf, type LoggedDelivery, signedWith } from "../support/receiver-log.js";
 import { commandsOf, Terminal } from "../support/terminal.js";
 import { repoRoot } from "../support/tools.js";
+import { waitUntil } from "../support/wait.js";
 
 // The quick start of docs/kubernetes.md, typed into a terminal one command at a time, as a person
 // would, on the suite's real node: the chart installed with its default values (the images it names
@@ -42,13 +43,17 @@ let terminal: Terminal;
 let helmInstallStarted = 0;
 
 const rolloutOf = async (commit: string, events: string[]) =>
-  until(`the receiver logging ${events.join(", ")} of commit ${commit}`, async () => {
-    const deliveries = (await receiverDeliveries(cluster, "demo-receiver")).filter(
-      (d) => eventOf(d).payload.commit_sha === commit,
-    );
-    const seen = deliveries.map((d) => d.event);
-    return events.every((event) => seen.includes(event)) ? deliveries : undefined;
-  });
+  waitUntil(
+    `the receiver logging ${events.join(", ")} of commit ${commit}`,
+    async () => {
+      const deliveries = (await receiverDeliveries(cluster, "demo-receiver")).filter(
+        (d) => eventOf(d).payload.commit_sha === commit,
+      );
+      const seen = deliveries.map((d) => d.event);
+      return events.every((event) => seen.includes(event)) ? deliveries : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 1_000 },
+  );
 
 function expectOnceEachSigned(deliveries: LoggedDelivery[], events: string[]) {
   expect(deliveries.map((d) => d.event).sort()).toEqual([...events].sort());
@@ -89,10 +94,14 @@ const afterwards: Array<[RegExp, (output: string, command: string) => Promise<vo
     /get wh/,
     async (output, command) => {
       expect(output).toMatch(/^NAME\s+URL/m);
-      await until("the Webhook READY True", async () => {
-        const { output: again } = await terminal.run(command);
-        return /\bTrue\b/.test(again) ? true : undefined;
-      });
+      await waitUntil(
+        "the Webhook READY True",
+        async () => {
+          const { output: again } = await terminal.run(command);
+          return /\bTrue\b/.test(again) ? true : undefined;
+        },
+        { timeoutMs: 180_000, intervalMs: 1_000 },
+      );
     },
   ],
   [
@@ -114,7 +123,7 @@ const afterwards: Array<[RegExp, (output: string, command: string) => Promise<vo
     /--type json .*readinessProbe/,
     async () => {
       // The same commit as the rollout before: the third rollout is the one with a new deployment id.
-      const deliveries = await until(
+      const deliveries = await waitUntil(
         "deployment.failed of the third rollout",
         async () => {
           const all = await receiverDeliveries(cluster, "demo-receiver");
@@ -122,7 +131,7 @@ const afterwards: Array<[RegExp, (output: string, command: string) => Promise<vo
           const third = all.filter((d) => eventOf(d).payload.deployment_id === ids[2]);
           return third.some((d) => d.event === "deployment.failed") ? third : undefined;
         },
-        300_000,
+        { timeoutMs: 300_000, intervalMs: 1_000 },
       );
       expectOnceEachSigned(deliveries, ["deployment.created", "deployment.failed"]);
     },
@@ -131,8 +140,10 @@ const afterwards: Array<[RegExp, (output: string, command: string) => Promise<vo
     /^kubectl .*port-forward .* &$/,
     async (_, command) => {
       const port = Number(/ (\d+):\d+ &$/.exec(command)?.[1]);
-      await until(`the port-forward listening on ${port}`, async () =>
-        (await canConnect(port)) ? true : undefined,
+      await waitUntil(
+        `the port-forward listening on ${port}`,
+        async () => ((await canConnect(port)) ? true : undefined),
+        { timeoutMs: 180_000, intervalMs: 1_000 },
       );
     },
   ],
@@ -268,8 +279,10 @@ describe("docs/kubernetes.md, Uninstall", () => {
         .filter((name) => !kubernetesOwn.includes(name))
         .sort();
     // The pods stop within their grace period (SIGTERM: sends in flight finish first).
-    await until("the release's pods gone", async () =>
-      (await leftOver()).some((name) => name.startsWith("pod/")) ? undefined : true,
+    await waitUntil(
+      "the release's pods gone",
+      async () => ((await leftOver()).some((name) => name.startsWith("pod/")) ? undefined : true),
+      { timeoutMs: 180_000, intervalMs: 1_000 },
     );
     expect(await leftOver()).toEqual(listed);
     const clusterWide = await cluster.kubectl([

@@ -6,7 +6,7 @@ import { type ApiTotals, startApiTraffic } from "../support/api-traffic.js";
 import { type ChartRelease, chartRelease } from "../support/chart-release.js";
 import { type Cluster, useCluster } from "../support/cluster.js";
 import { chartDir } from "../support/monitoring-files.js";
-import { podsOf, receiverDeliveries, until } from "../support/node-cluster.js";
+import { podsOf, receiverDeliveries } from "../support/node-cluster.js";
 import {
   declareWebhook,
   deliveredRollouts as deliveredBy,
@@ -21,6 +21,7 @@ import {
 } from "../support/previous-release.js";
 import { eventOf, type LoggedDelivery, signedWith } from "../support/receiver-log.js";
 import { repoRoot } from "../support/tools.js";
+import { waitUntil } from "../support/wait.js";
 
 // An upgrade as a user makes it (docs/upgrading.md): the previous release (releases.json) installed
 // from its own chart and image, a Webhook delivering a burst of rollouts and a client calling the API,
@@ -135,8 +136,10 @@ describe(`an upgrade from the previous release to ${version} under traffic`, () 
       hookUrl: `http://webhook-receiver.${receiver}.svc.cluster.local:8080/unused`,
     });
     await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "upgrade", burstSize));
-    await until("the burst's first deliveries, by the previous release", async () =>
-      (await receiverDeliveries(cluster, receiver)).length >= 5 ? true : undefined,
+    await waitUntil(
+      "the burst's first deliveries, by the previous release",
+      async () => ((await receiverDeliveries(cluster, receiver)).length >= 5 ? true : undefined),
+      { timeoutMs: 180_000, intervalMs: 1_000 },
     );
     const started = Date.now();
     // docs/upgrading.md, How to upgrade: the CRD first, then the chart.
@@ -190,8 +193,10 @@ describe(`an upgrade from the previous release to ${version} under traffic`, () 
       "--timeout=300s",
     ]);
     const restarted = await traffic.totals();
-    await until("twenty more API calls", async () =>
-      (await traffic.totals()).calls >= restarted.calls + 20 ? true : undefined,
+    await waitUntil(
+      "twenty more API calls",
+      async () => ((await traffic.totals()).calls >= restarted.calls + 20 ? true : undefined),
+      { timeoutMs: 180_000, intervalMs: 1_000 },
     );
     api = await traffic.stop();
     logs = await following.stop();

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChartRelease, chartRelease } from "../support/chart-release.js";
 import { type Cluster, useCluster } from "../support/cluster.js";
 import { chartDir } from "../support/monitoring-files.js";
-import { receiverDeliveries, until } from "../support/node-cluster.js";
+import { receiverDeliveries } from "../support/node-cluster.js";
 import { declareWebhook, deployReceiver } from "../support/node-workloads.js";
 import { eventOf, type LoggedDelivery, signedWith } from "../support/receiver-log.js";
+import { waitUntil } from "../support/wait.js";
 
 // StatefulSets and DaemonSets of real pods on a real node, the operator running from its image as the
 // chart installs it: each kind rolled twice (created, ready, succeeded per rollout), and one of each
@@ -105,7 +106,7 @@ const daemonSet = (name: string, options: PodOptions, deadlineSeconds?: number) 
 
 /** The deliveries of `commit`, once all of `events` arrived; each must have arrived once, validly signed. */
 async function deliveredOnce(commit: string, events: string[]): Promise<LoggedDelivery[]> {
-  const ofCommit = await until(
+  const ofCommit = await waitUntil(
     `${events.join(", ")} of ${commit}`,
     async () => {
       const all = (await receiverDeliveries(cluster, receiver)).filter(
@@ -113,7 +114,7 @@ async function deliveredOnce(commit: string, events: string[]): Promise<LoggedDe
       );
       return events.every((event) => all.some((d) => d.event === event)) ? all : undefined;
     },
-    300_000,
+    { timeoutMs: 300_000, intervalMs: 1_000 },
   );
   expect(ofCommit.map((d) => d.event).sort()).toEqual([...events].sort());
   for (const delivery of ofCommit) expect(signedWith("demo-signing-secret-change-me", delivery)).toBe(true);

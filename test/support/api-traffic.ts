@@ -1,5 +1,5 @@
 import type { Cluster } from "./cluster.js";
-import { until } from "./node-cluster.js";
+import { waitUntil } from "./wait.js";
 
 // A steady client of the operator's API inside the cluster, as a CI job or the dashboard would be: a
 // pod of the Node image that the suite imports, calling the chart's Service (so kube-proxy picks the
@@ -150,22 +150,30 @@ export async function startApiTraffic(
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   return {
     async totals() {
-      return until("a round of API calls", async () => {
-        const last = (await lines()).findLast((line) => typeof line.round === "number");
-        return last as unknown as ApiTotals | undefined;
-      });
+      return waitUntil(
+        "a round of API calls",
+        async () => {
+          const last = (await lines()).findLast((line) => typeof line.round === "number");
+          return last as unknown as ApiTotals | undefined;
+        },
+        { timeoutMs: 180_000, intervalMs: 1_000 },
+      );
     },
     async stop() {
       await cluster.kubectl(["-n", namespace, "exec", "api-client", "--", "touch", "/tmp/stop"]);
-      return until("the API client's last round and totals", async () => {
-        const all = await lines();
-        const stopped = all.find((line) => line.stopped);
-        if (!stopped) return undefined;
-        const failures = all
-          .filter((line) => typeof line.failed === "string")
-          .map((line) => JSON.stringify(line));
-        return { totals: stopped as unknown as ApiTotals, failures };
-      });
+      return waitUntil(
+        "the API client's last round and totals",
+        async () => {
+          const all = await lines();
+          const stopped = all.find((line) => line.stopped);
+          if (!stopped) return undefined;
+          const failures = all
+            .filter((line) => typeof line.failed === "string")
+            .map((line) => JSON.stringify(line));
+          return { totals: stopped as unknown as ApiTotals, failures };
+        },
+        { timeoutMs: 180_000, intervalMs: 1_000 },
+      );
     },
   };
 }

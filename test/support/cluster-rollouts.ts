@@ -4,7 +4,8 @@ import type { Pool } from "../../src/db/pool.js";
 import { createPool } from "../../src/db/pool.js";
 import { type Cluster, createNamespaces, deleteNamespaces, useCluster } from "./cluster.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
-import { eventually, type Receiver, startReceiver } from "./receiver.js";
+import { type Receiver, startReceiver } from "./receiver.js";
+import { waitUntil } from "./wait.js";
 import { clusterPatience, createWebhook } from "./webhook-resources.js";
 
 // Real Deployments rolled out by the real Deployment controller on the kwok node, and what the
@@ -96,15 +97,20 @@ export function rolloutLedger(observer: Pool, receiver: Receiver) {
      * (a duplicate, or an event too many, would be there), and must be exactly `expected`.
      */
     async waitFor(name: string, expected: string[], revision = "1"): Promise<void> {
-      await eventually(async () => {
-        await refresh();
-        return received(name, revision).length >= expected.length ? true : undefined;
-      }, clusterPatience).catch(() => {
+      await waitUntil(
+        "received(name, revision).length >= expected.length",
+        async () => {
+          await refresh();
+          return received(name, revision).length >= expected.length ? true : undefined;
+        },
+        { timeoutMs: clusterPatience },
+      ).catch(() => {
         throw new Error(
           `${name}@${revision}: expected ${expected.join(", ")}; got ${received(name, revision).join(", ")}`,
         );
       });
-      await eventually(
+      await waitUntil(
+        `every delivery of ${name}@${revision}'s events to be sent`,
         async () => {
           const { rows } = await observer.query<{ unsent: number }>(
             `SELECT count(*)::int AS unsent
@@ -116,8 +122,7 @@ export function rolloutLedger(observer: Pool, receiver: Receiver) {
           );
           return rows[0]?.unsent === 0 ? true : undefined;
         },
-        clusterPatience,
-        `every delivery of ${name}@${revision}'s events to be sent`,
+        { timeoutMs: clusterPatience },
       );
       await refresh();
       expect([...received(name, revision)].sort()).toEqual([...expected].sort());

@@ -5,7 +5,6 @@ import path from "node:path";
 import pg from "pg";
 import { freePort } from "./ports.js";
 import { type RunResult, run } from "./tools.js";
-import { waitUntil } from "./wait.js";
 
 // Containers for the image suite, through scripts/image/engine.sh: docker where its daemon answers,
 // else podman with the settings this kind of machine needs (the script knows them, the tests do not).
@@ -45,21 +44,14 @@ export function startContainer(runArgs: string[], image: string, command: string
   };
 }
 
-/** Retries until `attempt` gives a value; on time-out the error ends with the container's last output. */
-export async function waitFor<T>(
-  what: string,
-  attempt: () => Promise<T | undefined>,
-  container?: Container,
-  timeoutMs = 60_000,
-) {
-  try {
-    return await waitUntil(what, () => attempt().catch(() => undefined), { timeoutMs, intervalMs: 250 });
-  } catch (error) {
-    const logs = container?.logs();
+/** For a failed wait on a container: the error again, ending with the container's last output. */
+export function withOutputOf(container: Container) {
+  return (error: unknown): never => {
+    const logs = container.logs();
     if (!logs) throw error;
     const tail = `${logs.stdout}${logs.stderr}`.split("\n").slice(-20).join("\n");
     throw new Error(`${(error as Error).message}; its output:\n${tail}`);
-  }
+  };
 }
 
 /** Connects once (a query, not just a socket: the initialising server listens on its socket only). */

@@ -42,6 +42,11 @@ export interface FaultProxy {
   stallWatches(stalled: boolean): void;
   /** Ends every open watch connection abruptly (a network cut). */
   dropWatches(): void;
+  /**
+   * While `prefix` is set, requests whose path starts with it get no answer at all (a network that drops
+   * packets, not one that refuses); undefined ends the cut and closes the requests it held.
+   */
+  cutOff(prefix: string | undefined): void;
   close(): Promise<void>;
 }
 
@@ -72,6 +77,8 @@ export async function startFaultProxy(cluster: Cluster): Promise<FaultProxy> {
   const delays = new Map<string, number>();
   let stalled = false;
   let connections = 0;
+  let cutPrefix: string | undefined;
+  const held = new Set<ServerResponse>();
 
   const isWatch = (req: IncomingMessage) =>
     new URL(req.url ?? "", "https://x").searchParams.get("watch") === "true";
@@ -101,6 +108,11 @@ export async function startFaultProxy(cluster: Cluster): Promise<FaultProxy> {
   const watchOf = (p: string) => (req: IncomingMessage) => pathOf(req) === p && isWatch(req);
 
   async function forward(req: IncomingMessage, res: ServerResponse) {
+    if (cutPrefix !== undefined && pathOf(req).startsWith(cutPrefix)) {
+      held.add(res);
+      res.once("close", () => held.delete(res));
+      return;
+    }
     if (faults.some((fault) => fault(req, res))) return;
     const watch = isWatch(req);
     const delay = watch ? 0 : (delays.get(pathOf(req)) ?? 0);
@@ -186,7 +198,13 @@ export async function startFaultProxy(cluster: Cluster): Promise<FaultProxy> {
     dropWatches() {
       for (const res of openWatches) res.destroy();
     },
+    cutOff(prefix) {
+      cutPrefix = prefix;
+      if (prefix !== undefined) return;
+      for (const res of held) res.destroy();
+    },
     async close() {
+      for (const res of held) res.destroy();
       for (const res of openWatches) res.destroy();
       server.closeAllConnections();
       server.close();

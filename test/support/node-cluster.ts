@@ -4,7 +4,6 @@ import path from "node:path";
 import type { Cluster } from "./cluster.js";
 import { deliveriesIn, type LoggedDelivery } from "./receiver-log.js";
 import { repoRoot } from "./tools.js";
-import { waitUntil } from "./wait.js";
 
 // What the node suite's files share: the tools on PATH as a person has them, polling, pods' readiness,
 // the example receiver's log and the apiserver's audit log.
@@ -17,11 +16,6 @@ export function pathWithTools(): string {
       .split("\n")
       .at(-1) ?? "";
   return [path.dirname(tool("kubectl")), path.dirname(tool("helm")), process.env.PATH].join(":");
-}
-
-/** Polls check() every second until it returns something other than undefined (see waitUntil). */
-export function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
-  return waitUntil(what, check, { timeoutMs, intervalMs: 1_000 });
 }
 
 interface PodStatus {

@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Cluster } from "./cluster.js";
-import { receiverDeliveries, until } from "./node-cluster.js";
+import { receiverDeliveries } from "./node-cluster.js";
 import { eventOf, type LoggedDelivery } from "./receiver-log.js";
 import { repoRoot } from "./tools.js";
+import { waitUntil } from "./wait.js";
 
 // Workloads of the node suite made from manifests/examples: a receiver pod in a namespace of the test's
 // own, a project namespace with the example Webhook pointed at it, bursts of Deployments of real pods.
@@ -111,12 +112,16 @@ export function sampleMemory(cluster: Cluster, namespace: string, pods: RegExp) 
 
 /** The holder of a Lease, once it has one. */
 export async function leaseHolder(cluster: Cluster, namespace: string, name: string): Promise<string> {
-  return until(`a holder of Lease ${namespace}/${name}`, async () => {
-    const holder = await cluster
-      .kubectl(["-n", namespace, "get", "lease", name, "-o", "jsonpath={.spec.holderIdentity}"])
-      .catch(() => "");
-    return holder.trim() || undefined;
-  });
+  return waitUntil(
+    `a holder of Lease ${namespace}/${name}`,
+    async () => {
+      const holder = await cluster
+        .kubectl(["-n", namespace, "get", "lease", name, "-o", "jsonpath={.spec.holderIdentity}"])
+        .catch(() => "");
+      return holder.trim() || undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 1_000 },
+  );
 }
 
 /**
@@ -130,7 +135,7 @@ export async function deliveredRollouts(
   events: string[],
 ): Promise<LoggedDelivery[]> {
   const wanted = commits.flatMap((commit) => events.map((event) => `${commit} ${event}`));
-  await until(
+  await waitUntil(
     `${wanted.length} deliveries`,
     async () => {
       const seen = new Set(
@@ -140,13 +145,17 @@ export async function deliveredRollouts(
       );
       return wanted.every((key) => seen.has(key)) ? true : undefined;
     },
-    600_000,
+    { timeoutMs: 600_000, intervalMs: 1_000 },
   );
   let count = -1;
   let steadySince = Date.now();
-  return until("the receiver's log to settle", async () => {
-    const all = await receiverDeliveries(cluster, receiver);
-    if (all.length !== count) [count, steadySince] = [all.length, Date.now()];
-    return Date.now() - steadySince >= 10_000 ? all : undefined;
-  });
+  return waitUntil(
+    "the receiver's log to settle",
+    async () => {
+      const all = await receiverDeliveries(cluster, receiver);
+      if (all.length !== count) [count, steadySince] = [all.length, Date.now()];
+      return Date.now() - steadySince >= 10_000 ? all : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 1_000 },
+  );
 }

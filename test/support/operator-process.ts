@@ -1,8 +1,8 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import { assertBuilt } from "./cli.js";
-import { eventually } from "./receiver.js";
 import { repoRoot } from "./tools.js";
+import { waitUntil } from "./wait.js";
 
 // The operator as users run it outside a cluster: `node dist/server/main.js serve` with a kubeconfig,
 // in a process of its own (so a test can SIGKILL it), its JSON log kept for the test to read.
@@ -41,10 +41,14 @@ export async function startOperatorProcess(env: Record<string, string>): Promise
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const url = await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`the operator exited with ${child.exitCode}:\n${output}`);
-    return /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1];
-  }, 30_000);
+  const url = await waitUntil(
+    "the operator's listening line with its URL",
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the operator exited with ${child.exitCode}:\n${output}`);
+      return /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1];
+    },
+    { timeoutMs: 30_000 },
+  );
   const parsed = () =>
     output.split("\n").flatMap((line) => {
       try {
@@ -71,9 +75,10 @@ export async function startOperatorProcess(env: Record<string, string>): Promise
 
 /** Waits until the process logged `message` at least `count` times. */
 export function waitForLog(operator: OperatorProcess, message: string, count = 1, timeoutMs = 60_000) {
-  return eventually(
+  return waitUntil(
+    `${count} "${message}" lines in the operator's log`,
     async () => (operator.logged(message).length >= count ? true : undefined),
-    timeoutMs,
+    { timeoutMs: timeoutMs },
   ).catch(() => {
     throw new Error(`the operator did not log "${message}"; its log ends:\n${operator.log().slice(-3_000)}`);
   });

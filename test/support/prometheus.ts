@@ -8,6 +8,7 @@ import type { Cluster } from "./cluster.js";
 import { chartDir } from "./monitoring-files.js";
 import { freePort } from "./ports.js";
 import { repoRoot } from "./tools.js";
+import { waitUntil } from "./wait.js";
 
 // A real Prometheus (scripts/cluster/prometheus.sh: Debian's is built without Kubernetes discovery), run
 // with a configuration of the test's own on loopback, that finds the operator's pods through the real
@@ -215,16 +216,20 @@ export async function startPrometheus(
     if (body.status !== "success") throw new Error(`Prometheus ${route}: ${body.error}`);
     return body.data;
   };
-  for (let attempt = 0; ; attempt++) {
-    const ready = await fetch(`${url}/-/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) break;
-    if (attempt > 120 || child.exitCode !== null)
-      throw new Error(`Prometheus did not start:\n${log.slice(-3000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  await waitUntil(
+    "Prometheus to be ready",
+    async () => {
+      if (child.exitCode !== null) throw new Error(`Prometheus exited with ${child.exitCode}`);
+      const ready = await fetch(`${url}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      return ready ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  ).catch((error: Error) => {
+    throw new Error(`Prometheus did not start (${error.message}):\n${log.slice(-3000)}`);
+  });
   return {
     url,
     async query(expr) {

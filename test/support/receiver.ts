@@ -52,11 +52,14 @@ export async function startReceiver(): Promise<Receiver> {
     requests,
     on: (path, responder) => responders.set(path, responder),
     async waitFor(count, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (requests.length < count) {
-        if (Date.now() > deadline) throw new Error(`receiver got ${requests.length} of ${count} requests`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await waitUntil(
+        `${count} requests at the receiver`,
+        async (saw) => {
+          saw(`${requests.length} requests`);
+          return requests.length >= count ? true : undefined;
+        },
+        { timeoutMs, intervalMs: 10 },
+      );
       return requests;
     },
     close: async () => {
@@ -64,13 +67,4 @@ export async function startReceiver(): Promise<Receiver> {
       await new Promise((resolve) => server.close(resolve));
     },
   };
-}
-
-/** Polls until check() returns a value other than undefined, or throws after timeoutMs (see waitUntil). */
-export function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 10_000,
-  what = "a condition",
-): Promise<T> {
-  return waitUntil(what, check, { timeoutMs });
 }

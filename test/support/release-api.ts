@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { ChartRelease } from "./chart-release.js";
 import type { Cluster } from "./cluster.js";
-import { pathWithTools, until } from "./node-cluster.js";
+import { pathWithTools } from "./node-cluster.js";
 import { freePort } from "./ports.js";
+import { waitUntil } from "./wait.js";
 
 /** /api of a release installed on the node, through `kubectl port-forward`, with its generated admin key. */
 export interface ReleaseApi {
@@ -22,11 +23,14 @@ export async function releaseApi(cluster: Cluster, chart: ChartRelease): Promise
     env: { ...process.env, PATH: pathWithTools() },
   });
   const base = `http://127.0.0.1:${port}`;
-  await until("the port-forward", async () =>
-    fetch(`${base}/healthz`).then(
-      () => true,
-      () => undefined,
-    ),
+  await waitUntil(
+    "the port-forward",
+    async () =>
+      fetch(`${base}/healthz`).then(
+        () => true,
+        () => undefined,
+      ),
+    { timeoutMs: 180_000, intervalMs: 1_000 },
   );
   return {
     async call(route, init = {}) {

@@ -3,7 +3,7 @@ import { loadConfig } from "../../src/app/config.js";
 import { startService } from "../../src/app/service.js";
 import type { Pool } from "../../src/db/pool.js";
 import type { DeliveryEngine } from "../../src/delivery-engine/engine.js";
-import { createLogger } from "../../src/logger.js";
+import { createLogger, type Logger } from "../../src/logger.js";
 import type { RunningOperator } from "../../src/operator/operator.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import { testSecretKey } from "./secret-keys.js";
@@ -42,7 +42,7 @@ const adminKey = "test-admin-key-0123456789";
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  options: { kubeConfig?: KubeConfig; database?: TestDatabase } = {},
+  options: { kubeConfig?: KubeConfig; database?: TestDatabase; logger?: Logger } = {},
 ): Promise<TestService> {
   const database = options.database ?? (await createTestDatabase());
   const config = loadConfig({
@@ -56,7 +56,7 @@ export async function startTestService(
     METRICS_CACHE_MS: "0",
     ...env,
   });
-  const service = await startService(config, createLogger(config.logLevel), {
+  const service = await startService(config, options.logger ?? createLogger(config.logLevel), {
     kubeConfig: options.kubeConfig,
   });
   const api = async (method: string, path: string, options: ApiCallOptions = {}): Promise<ApiResponse> => {

@@ -2,7 +2,7 @@ import { type CoordinationV1Api, type V1Lease, V1MicroTime } from "@kubernetes/c
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/logger.js";
 import { LeaderElector } from "../../src/operator/leader-election.js";
-import { eventually } from "../support/receiver.js";
+import { waitUntil } from "../support/wait.js";
 
 // The LeaderElector's own logic with a hand-held lease API: each call waits until the test answers it,
 // so the interleavings that matter (a renewal still in flight when stop() is called) are exact.
@@ -25,16 +25,21 @@ function heldLeaseApi() {
     createNamespacedLease: call("create"),
     replaceNamespacedLease: call("replace"),
   } as unknown as CoordinationV1Api;
-  const next = async (method: string): Promise<PendingCall> => {
-    for (let i = 0; i < 100; i++) {
-      const index = calls.findIndex((c) => c.method === method);
-      if (index >= 0) return calls.splice(index, 1)[0] as PendingCall;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    throw new Error(`no ${method} call`);
-  };
-  const pending = (method: string) => calls.some((c) => c.method === method);
-  return { api, next, pending };
+  /** Takes the elector's next call of `method`, once it makes one. */
+  const next = (method: string): Promise<PendingCall> =>
+    waitUntil(
+      `a ${method} call`,
+      async (saw) => {
+        saw(calls.map((c) => c.method));
+        const index = calls.findIndex((c) => c.method === method);
+        return index >= 0 ? (calls.splice(index, 1)[0] as PendingCall) : undefined;
+      },
+      { intervalMs: 5 },
+    );
+  /** The method of the elector's next call, once it makes one (left for `next` to take). */
+  const upcoming = () =>
+    waitUntil("the elector's next call", async () => calls[0]?.method, { intervalMs: 5 });
+  return { api, next, upcoming };
 }
 
 const notFound = Object.assign(new Error("not found"), { code: 404 });
@@ -84,7 +89,7 @@ describe("LeaderElector", () => {
     (await next("read")).fail(notFound);
     const create = await next("create");
     create.answer(create.lease);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitUntil("it starts leading", async () => (events.length > 0 ? true : undefined));
     expect(events).toEqual(["started"]);
     const acquiredAt = Date.now();
     while (!events.includes("stopped")) (await next("read")).fail(new Error("API server unreachable"));
@@ -101,13 +106,17 @@ describe("LeaderElector", () => {
     const create = await next("create");
     create.answer(create.lease);
     await next("read"); // the renewal's read, never answered
-    await eventually(async () => (events.includes("stopped") ? true : undefined), 5_000);
+    await waitUntil(
+      'events.includes("stopped")',
+      async () => (events.includes("stopped") ? true : undefined),
+      { timeoutMs: 5_000 },
+    );
     expect(leader.isLeader).toBe(false);
     await leader.stop();
   });
 
   it("judges another holder's lease by when it saw it change, not by the holder's clock", async () => {
-    const { api, next, pending } = heldLeaseApi();
+    const { api, next, upcoming } = heldLeaseApi();
     const { elector: candidate, events } = elector(api, { leaseDurationMs: 300, retryPeriodMs: 20 });
     // The holder's clock is an hour behind: by renewTime its lease expired long ago, yet it renews.
     const lease = (version: number): V1Lease => ({
@@ -125,21 +134,24 @@ describe("LeaderElector", () => {
       const read = await next("read");
       lastChange = Date.now();
       read.answer(lease(version));
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      expect(pending("replace")).toBe(false);
+      // It reads again a retry period later: it does not try to take a lease it just saw change.
+      expect(await upcoming()).toBe("read");
     }
     expect(events).toEqual([]);
     // The holder stops renewing: after a lease duration (1 s, its leaseDurationSeconds) it is taken over.
     let replace: Awaited<ReturnType<typeof next>> | undefined;
     while (!replace) {
       (await next("read")).answer(lease(20));
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      if (pending("replace")) replace = await next("replace");
+      if ((await upcoming()) === "replace") replace = await next("replace");
     }
     expect(Date.now() - lastChange).toBeGreaterThanOrEqual(1_000);
     expect(replace.lease?.spec?.holderIdentity).toBe("me");
     replace.answer(replace.lease);
-    await eventually(async () => (events.includes("started") ? true : undefined), 5_000);
+    await waitUntil(
+      'events.includes("started")',
+      async () => (events.includes("started") ? true : undefined),
+      { timeoutMs: 5_000 },
+    );
     await candidate.stop().catch(() => {});
   });
 });

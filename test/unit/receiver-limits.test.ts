@@ -1,6 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ReceiverLimits } from "../../src/delivery-engine/receiver-limits.js";
 import type { DeliveryOutcome } from "../../src/delivery-engine/sender.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const outcome = (kind: "success" | "timeout" | "connection" | "http"): DeliveryOutcome => ({
   success: kind === "success",
@@ -71,11 +75,12 @@ describe("ReceiverLimits", () => {
     expect(receivers.plan().allowances.get(1)).toEqual({ allowance: 0, restricted: false });
   });
 
-  it("restricts a webhook whose send stays open past slowAfterMs, before any timeout", async () => {
+  it("restricts a webhook whose send stays open past slowAfterMs, before any timeout", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
     const receivers = limits(20);
     start(receivers, 7, 1);
     expect(receivers.plan().allowances.get(7)?.restricted).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    vi.advanceTimersByTime(30);
     expect(receivers.plan().allowances.get(7)?.restricted).toBe(true);
     expect(receivers.plan().restrictedBudget).toBe(3);
     expect(receivers.mayHoldBack()).toBe(false);
@@ -111,7 +116,8 @@ describe("ReceiverLimits", () => {
     expect(receivers.plan().restrictedBudget).toBe(2);
   });
 
-  it("restricts a webhook whose receiver never answered sooner than one that did", async () => {
+  it("restricts a webhook whose receiver never answered sooner than one that did", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
     const receivers = new ReceiverLimits({
       initial: 2,
       max: 16,
@@ -122,7 +128,7 @@ describe("ReceiverLimits", () => {
     deliver(receivers, 1, "http"); // answered, with an error status: it counts as answered
     start(receivers, 1, 10);
     start(receivers, 2, 20); // never answered: new, or any webhook after a restart
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    vi.advanceTimersByTime(30);
     expect(receivers.restrictSlowReceivers()).toBe(true);
     expect(receivers.plan().allowances.get(2)?.restricted).toBe(true);
     expect(receivers.plan().allowances.get(1)?.restricted).toBe(false);
