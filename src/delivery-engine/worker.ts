@@ -3,7 +3,6 @@ import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
 import { countDelivery, metrics } from "../metrics.js";
 import type { HandOver } from "./emit.js";
-import type { OutcomePolicy } from "./outcome-policy.js";
 import { PaceWake, tokenStale } from "./pace.js";
 import type { ClaimedDelivery, RecordedOutcome } from "./queue.js";
 import { ReceiverLimits } from "./receiver-limits.js";
