@@ -209,7 +209,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "core/namespaces": ["list", "watch"],
         "core/secrets": ["get", "watch"],
         "apps/deployments": ["list", "watch"],
-        "apps/replicasets": ["list"],
+        "apps/replicasets": ["list", "watch"],
         "core/services": ["list", "watch"],
         "networking.k8s.io/ingresses": ["list", "watch"],
         "gateway.networking.k8s.io/httproutes": ["list", "watch"],

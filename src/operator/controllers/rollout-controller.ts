@@ -4,10 +4,11 @@ import type { EventHandOver } from "../../delivery-engine/engine.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
+import { slimWorkload } from "../cache-transforms.js";
 import { type Controller, type ControllerManager, objectKey, queueSettings } from "../manager.js";
 import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
-import { replicaSetCreatedAt } from "../rollouts/rollout-times.js";
+import { replicaSetCache } from "../rollouts/replica-set-cache.js";
 import type { Routing } from "../rollouts/rollout-url.js";
 import { routingCaches } from "../rollouts/routing-caches.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
@@ -93,11 +94,18 @@ export function setupRolloutController(
   deps: { namespaces: NamespaceController },
 ): Controller {
   const { pool, apps, logger } = manager;
-  const deployments = manager.informer<V1Deployment>("deployments", "/apis/apps/v1/deployments", async () => {
-    const list = await apps.listDeploymentForAllNamespaces();
-    await cancelRolloutsOfMissingDeployments(list.items);
-    return list;
-  });
+  const deployments = manager.informer<V1Deployment>(
+    "deployments",
+    "/apis/apps/v1/deployments",
+    async () => {
+      const list = await apps.listDeploymentForAllNamespaces();
+      await cancelRolloutsOfMissingDeployments(list.items);
+      return list;
+    },
+    slimWorkload,
+  );
+  // When a rollout first seen after it progressed started, from a cache rather than a request each.
+  const replicaSets = replicaSetCache({ informer: manager.informer, apps });
   // What routes to a Deployment's pods, for the URL of rollouts without a url annotation.
   const routing = routingCaches({
     informer: manager.informer,
@@ -132,7 +140,7 @@ export function setupRolloutController(
           getDeployment: (ns, name) => deployments.informer.get(name, ns),
           isSelected: (ns) => deps.namespaces.selection.isSelected(ns),
           projectFor: deps.namespaces.projectFor,
-          rolloutStartedAt: (deployment) => replicaSetCreatedAt(apps, deployment),
+          rolloutStartedAt: replicaSets.createdAt,
           routing: routing.routing,
           handOver: manager.handOver,
           logger,
@@ -142,9 +150,12 @@ export function setupRolloutController(
       ),
     { ...queueSettings, logger },
   );
-  const enqueue = (deployment: V1Deployment) => queue.add(objectKey(deployment));
+  // What the watch delivers goes ahead of what a list brought (work-queue.ts, Priority).
+  const enqueue = (deployment: V1Deployment) =>
+    queue.add(objectKey(deployment), deployments.fromWatch() ? "live" : "backlog");
   deps.namespaces.onChange((namespace) => {
-    for (const deployment of deployments.informer.list(namespace)) enqueue(deployment);
+    for (const deployment of deployments.informer.list(namespace))
+      queue.add(objectKey(deployment), "backlog");
   });
   deployments.informer.on("add", enqueue);
   deployments.informer.on("update", enqueue);
@@ -162,12 +173,12 @@ export function setupRolloutController(
 
   return {
     async start() {
-      // Routing first: reconciles read rollout URLs from its caches.
-      await routing.start();
+      // Routing and ReplicaSets first: reconciles read rollout URLs and start times from their caches.
+      await Promise.all([routing.start(), replicaSets.start()]);
       await deployments.start();
     },
     async stop() {
-      await Promise.all([deployments.stop(), routing.stop()]);
+      await Promise.all([deployments.stop(), routing.stop(), replicaSets.stop()]);
       await queue.stop();
     },
     idle: () => queue.idle(),
