@@ -10,7 +10,6 @@ import { wallClockMs } from "./clock.js";
 import { type ServiceProcess, startServiceProcess } from "./service-process.js";
 
 export const liveNamespace = namespaceName(0);
-const liveDeployment = "app-0";
 
 /** The first arrival of each status (pending, ready, succeeded) of each commit, as the receiver saw it. */
 export async function startLiveReceiver() {
@@ -93,8 +92,8 @@ export async function residentSet(pid: number): Promise<{ rssMiB: number; peakMi
   return { rssMiB: mib("VmRSS"), peakMiB: mib("VmHWM") };
 }
 
-/** A new revision of the live Deployment (its commit annotation changed); resolves when it is written. */
-export async function rollLive(cluster: Cluster, commit: string): Promise<number> {
+/** A new revision of a Deployment of the live namespace (its commit annotation changed); resolves when it is written. */
+export async function rollLive(cluster: Cluster, liveDeployment: string, commit: string): Promise<number> {
   const deployment = await cluster.apps.readNamespacedDeployment({
     namespace: liveNamespace,
     name: liveDeployment,

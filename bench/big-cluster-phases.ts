@@ -26,11 +26,17 @@ export interface Phase {
   catchUpMs?: number;
   /** Reconciled by then, or when the cap ran out. */
   reconciled: number;
-  /** Reconciles done when the live rollout was made. */
-  reconciledAtLive: number;
-  /** From the live rollout's write to its created (pending) and succeeded deliveries; undefined: not within the cap. */
-  liveCreatedMs?: number;
-  liveSucceededMs?: number;
+  /** The rollout made as the phase began (before the operator's first list) and one made during catch-up. */
+  first: Live;
+  during: Live;
+}
+
+export interface Live {
+  /** Reconciles done when it was made. */
+  reconciledAt: number;
+  /** From its write to its created (pending) and succeeded deliveries; undefined: not within the cap. */
+  createdMs?: number;
+  succeededMs?: number;
 }
 
 type Receiver = Awaited<ReturnType<typeof startLiveReceiver>>;
@@ -76,28 +82,41 @@ async function phase(
   const deadline = started + options.capMs;
   const operator = await begin();
   if (beforeLive) await poll(async () => ((await beforeLive()) ? true : undefined), deadline);
-  const reconciledAtLive = (await scrape(operator).catch(() => undefined))?.reconciles ?? 0;
-  const written = await rollLive(options.cluster, options.commit);
+  const makeLive = async (name: string, suffix: string) => {
+    const reconciledAt = (await scrape(operator).catch(() => undefined))?.reconciles ?? 0;
+    const commit = `${options.commit}-${suffix}`;
+    return { commit, reconciledAt, written: await rollLive(options.cluster, name, commit) };
+  };
+  const first = await makeLive("app-0", "first");
+  let during: Awaited<ReturnType<typeof makeLive>> | undefined;
   let last: Scrape | undefined;
   const caughtUp = await poll(async () => {
     last = await scrape(operator);
+    // The second live rollout once a tenth of the workloads are reconciled: behind it, the rest.
+    if (!during && last.reconciles >= options.workloads / 10) during = await makeLive("app-1", "during");
     return (await recorded(last)) ? wallClockMs() - started : undefined;
   }, deadline);
-  const delivered = (status: string) =>
-    poll(async () => {
-      const at = options.receiver.arrival(options.commit, status);
-      return at === undefined ? undefined : at - written;
-    }, deadline);
-  const liveCreatedMs = await delivered("pending");
-  const liveSucceededMs = await delivered("succeeded");
+  during ??= await makeLive("app-1", "during");
+  const delivered = (live: { commit: string; written: number }, status: string) =>
+    poll(
+      async () => {
+        const at = options.receiver.arrival(live.commit, status);
+        return at === undefined ? undefined : at - live.written;
+      },
+      Math.max(deadline, live.written + 60_000),
+    );
+  const measureLive = async (live: Awaited<ReturnType<typeof makeLive>>): Promise<Live> => ({
+    reconciledAt: live.reconciledAt,
+    createdMs: await delivered(live, "pending"),
+    succeededMs: await delivered(live, "succeeded"),
+  });
   return {
     operator,
     result: {
       catchUpMs: caughtUp,
       reconciled: last?.reconciles ?? 0,
-      reconciledAtLive,
-      liveCreatedMs,
-      liveSucceededMs,
+      first: await measureLive(first),
+      during: await measureLive(during),
     },
   };
 }

@@ -1,22 +1,30 @@
 // The big-cluster benchmark's table: each figure of this build, of the baseline beside it, their ratio
 // (baseline ÷ this build: how many times longer or larger the baseline was), and the targets met.
 import type { Build } from "./big-cluster-operator.js";
-import type { BuildFigures, Memory, Phase } from "./big-cluster-phases.js";
+import type { BuildFigures, Live, Memory, Phase } from "./big-cluster-phases.js";
 
 type Figure = { value?: number; text: string };
 
-const time = (ms: number | undefined, phase: Phase, workloads: number): Figure =>
+const time = (ms: number | undefined, phase: Phase | undefined, workloads: number): Figure =>
   ms === undefined
-    ? { text: `not within the cap (${phase.reconciled} of ${workloads} reconciled)` }
+    ? {
+        text: phase
+          ? `not within the cap (${phase.reconciled} of ${workloads} reconciled)`
+          : "not within the cap",
+      }
     : { value: ms, text: ms < 10_000 ? `${ms.toFixed(0)} ms` : `${(ms / 1000).toFixed(1)} s` };
 const mib = (value: number): Figure => ({ value, text: `${value.toFixed(0)} MiB` });
 
 function rows(figures: BuildFigures, idle: Memory, workloads: number): [string, Figure][] {
+  const liveRows = (name: string, live: Live, when: string): [string, Figure][] => [
+    [`${name}: live rollout ${when}, made at`, { text: `${live.reconciledAt} of ${workloads} reconciled` }],
+    [`${name}: … its created delivered`, time(live.createdMs, undefined, workloads)],
+    [`${name}: … its succeeded delivered`, time(live.succeededMs, undefined, workloads)],
+  ];
   const phaseRows = (name: string, phase: Phase, what: string): [string, Figure][] => [
     [`${name}: ${what}`, time(phase.catchUpMs, phase, workloads)],
-    [`${name}: live rollout made at`, { text: `${phase.reconciledAtLive} of ${workloads} reconciled` }],
-    [`${name}: live rollout's created delivered`, time(phase.liveCreatedMs, phase, workloads)],
-    [`${name}: live rollout's succeeded delivered`, time(phase.liveSucceededMs, phase, workloads)],
+    ...liveRows(name, phase.first, "as it began"),
+    ...liveRows(name, phase.during, "during catch-up"),
   ];
   return [
     ["idle: RSS", mib(idle.rssMiB)],
@@ -43,15 +51,15 @@ function targets(figures: BuildFigures, idle: Memory): [string, boolean][] {
     ["every rollout recorded within 60 s of start", within(figures.start.catchUpMs, 60_000)],
     [
       "a live rollout during catch-up delivered within 5 s (created)",
-      within(figures.start.liveCreatedMs, 5_000),
+      within(figures.start.during.createdMs, 5_000),
     ],
     [
       "after a restart the first live rollout delivered within 5 s",
-      within(figures.restart.liveCreatedMs, 5_000),
+      within(figures.restart.first.createdMs, 5_000),
     ],
     [
       "after a leader change the first live rollout delivered within 5 s",
-      within(figures.leaderChange.liveCreatedMs, 5_000),
+      within(figures.leaderChange.first.createdMs, 5_000),
     ],
     ["RSS with the workloads at most 2× idle", figures.withWorkloads.rssMiB <= 2 * idle.rssMiB],
   ];

@@ -6,6 +6,7 @@ import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { slimWorkload } from "../cache-transforms.js";
 import { type Controller, type ControllerManager, objectKey, queueSettings } from "../manager.js";
+import { listInPages } from "../paged-list.js";
 import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
 import { replicaSetCache } from "../rollouts/replica-set-cache.js";
@@ -98,7 +99,7 @@ export function setupRolloutController(
     "deployments",
     "/apis/apps/v1/deployments",
     async () => {
-      const list = await apps.listDeploymentForAllNamespaces();
+      const list = await listInPages((page) => apps.listDeploymentForAllNamespaces(page), slimWorkload);
       await cancelRolloutsOfMissingDeployments(list.items);
       return list;
     },

@@ -7,6 +7,7 @@ import type {
 } from "@kubernetes/client-node";
 import type { CacheTransform } from "../cache-transforms.js";
 import type { ResilientInformer } from "../informer.js";
+import { listInPages } from "../paged-list.js";
 import { revisionAnnotation } from "./phase.js";
 import { replicaSetCreatedAt } from "./rollout-times.js";
 
@@ -58,7 +59,7 @@ export function replicaSetCache(options: { informer: InformerOf; apps: AppsV1Api
   const informer = options.informer<V1ReplicaSet>(
     "replicasets",
     "/apis/apps/v1/replicasets",
-    () => options.apps.listReplicaSetForAllNamespaces(),
+    () => listInPages((page) => options.apps.listReplicaSetForAllNamespaces(page), slimReplicaSet),
     slimReplicaSet,
   );
   const keysOf = (replicaSet: V1ReplicaSet): string[] => {
