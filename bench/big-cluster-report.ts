@@ -96,5 +96,5 @@ export function printFigures(options: {
   });
   console.log("\n  Targets (this build):");
   for (const [what, met] of targets(current.figures, current.idle))
-    console.log(`    ${met ? "met    " : "NOT MET"} ${what}`);
+    console.log(`    ${met ? "PASS" : "MISS"} ${what}`);
 }

@@ -6,12 +6,14 @@
 // ReplicaSet request per Deployment, one queue) each run as `npm start` runs the service, in a process
 // of their own, on a fresh database, and are measured alike:
 //   idle: RSS and V8 heap leading on the cluster before the workloads, 10 s after it leads;
-//   start: from spawn until every rollout is recorded; a live rollout (a new revision of one
-//     Deployment, whose namespace has a Webhook to a loopback receiver) made as soon as the Webhook is
-//     in the database, and the time from its write to its created and succeeded deliveries;
+//   start: from spawn until every rollout is recorded;
 //   RSS, peak RSS and heap with the workloads, 10 s after the start caught up;
 //   restart (stopped, started again) and leader change (a standby takes over from the stopped leader):
-//     until every workload was reconciled again, and a live rollout made at that moment.
+//     until every workload was reconciled again;
+//   in each of the three, two live rollouts (new revisions of Deployments whose namespace has a
+//     Webhook to a loopback receiver): one made as the phase begins (at start, once the Webhook is in
+//     the fresh database), one once a tenth of the workloads are reconciled; each timed from its write
+//     to its created and succeeded deliveries.
 // Run: npm run bench:big-cluster (npm run bench runs it last). Heavy: run it under
 // `flock /tmp/wo-cluster.lock`. Env: BENCH_BIG_WORKLOADS (5000), BENCH_BIG_NAMESPACES (500),
 // BENCH_BIG_BASELINE (a commit, or "none"), BENCH_BIG_CAP_S (how long any phase may take, 300; the
