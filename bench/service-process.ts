@@ -44,12 +44,14 @@ async function stopChild(child: ChildProcess): Promise<void> {
 export async function startServiceProcess(
   databaseUrl: string,
   settings: Record<string, string>,
+  /** Another build's entry (bench/big-cluster.ts runs an earlier commit's beside this one). */
+  entry = serviceEntry,
 ): Promise<ServiceProcess> {
-  if (!existsSync(serviceEntry)) throw new Error(`${serviceEntry} is missing: run npm run build first`);
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first`);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const start = await startCommand();
-  const child = spawn(process.execPath, [...start.flags, serviceEntry, "serve"], {
+  const child = spawn(process.execPath, [...start.flags, entry, "serve"], {
     env: {
       ...start.env,
       PATH: process.env.PATH,

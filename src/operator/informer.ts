@@ -3,11 +3,13 @@ import {
   type KubeConfig,
   type KubernetesObject,
   type ListPromise,
-  makeInformer,
+  ListWatch,
   type ObjectCache,
+  Watch,
 } from "@kubernetes/client-node";
 import { type Logger, logRetry } from "../logger.js";
 import { metrics } from "../metrics.js";
+import { type CacheTransform, slimObject } from "./cache-transforms.js";
 import { retryAfterMs } from "./kube-errors.js";
 
 export interface ResilientInformer<T extends KubernetesObject> {
@@ -17,6 +19,40 @@ export interface ResilientInformer<T extends KubernetesObject> {
   stop(): Promise<void>;
   /** A full re-list now; the cache is diffed and add/update/delete callbacks fire for what changed. */
   relist(): Promise<void>;
+  /**
+   * True while an add/update/delete callback runs for an event of the watch, false for one of a list
+   * (the first, a re-list): a controller queues the live ones ahead of the backlog (work-queue.ts).
+   */
+  fromWatch(): boolean;
+}
+
+/**
+ * Passes every object a watch delivers through `transform` before ListWatch caches it (client-node
+ * has no transform hook of its own), and says while it hands one over.
+ */
+function transformingWatch<T extends KubernetesObject>(kubeConfig: KubeConfig, transform: CacheTransform<T>) {
+  const watch = new Watch(kubeConfig);
+  let delivering = false;
+  const wrapped = {
+    watch(...[path, query, callback, done]: Parameters<Watch["watch"]>) {
+      return watch.watch(
+        path,
+        query,
+        (phase, object, raw) => {
+          // ERROR carries a Status and BOOKMARK only a resourceVersion: nothing to slim.
+          const cached = phase === "ADDED" || phase === "MODIFIED" || phase === "DELETED";
+          delivering = true;
+          try {
+            callback(phase, cached ? transform(object) : object, raw);
+          } finally {
+            delivering = false;
+          }
+        },
+        done,
+      );
+    },
+  } as Watch;
+  return { watch: wrapped, delivering: () => delivering };
 }
 
 /**
@@ -33,6 +69,8 @@ export function resilientInformer<T extends KubernetesObject>(options: {
   relistIntervalMs: number;
   logger: Logger;
   labelSelector?: string;
+  /** What the cache keeps of each object (cache-transforms.ts); by default all but managedFields and last-applied. */
+  transform?: CacheTransform<T>;
 }): ResilientInformer<T> {
   let stopped = true;
   let failures = 0;
@@ -41,12 +79,14 @@ export function resilientInformer<T extends KubernetesObject>(options: {
 
   // The backoff starts over only when a list has succeeded. (client-node's "connect" event fires
   // before every list attempt, failed or not: resetting there kept the delay at 500 ms for ever.)
+  const transform = options.transform ?? slimObject;
   const list: ListPromise<T> = async () => {
     const result = await options.list();
     failures = 0;
-    return result;
+    return { ...result, items: result.items.map(transform) };
   };
-  const informer = makeInformer<T>(options.kubeConfig, options.path, list, options.labelSelector);
+  const watch = transformingWatch(options.kubeConfig, transform);
+  const informer = new ListWatch<T>(options.path, watch.watch, list, false, options.labelSelector);
   informer.on("error", (error: unknown) => {
     // An AbortError is ListWatch ending its own watch (stop, re-list): no failure to retry.
     if (stopped || (error as { name?: string } | null)?.name === "AbortError") return;
@@ -77,6 +117,7 @@ export function resilientInformer<T extends KubernetesObject>(options: {
   return {
     informer,
     relist,
+    fromWatch: watch.delivering,
     async start() {
       stopped = false;
       await informer.start();

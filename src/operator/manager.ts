@@ -10,6 +10,7 @@ import type {
 import type { Pool } from "../db/pool.js";
 import type { EventHandOver } from "../delivery-engine/engine.js";
 import type { Logger } from "../logger.js";
+import type { CacheTransform } from "./cache-transforms.js";
 import { type ResilientInformer, resilientInformer } from "./informer.js";
 import type { KubeGateway } from "./kube-gateway.js";
 import type { WorkloadKind } from "./rollouts/workload-kinds.js";
@@ -47,12 +48,14 @@ export interface ControllerManager {
   /**
    * An informer on `path`, filled by `list`. A list function is where a controller learns that it holds
    * a complete list: ListWatch.start() resolves even when its list failed, and an empty cache must never
-   * read as "everything was deleted".
+   * read as "everything was deleted". `transform` says what its cache keeps of each object
+   * (cache-transforms.ts); without it, all but managedFields and the last-applied annotation.
    */
   informer<T extends KubernetesObject>(
     resource: string,
     path: string,
     list: () => Promise<KubernetesListObject<T>>,
+    transform?: CacheTransform<T>,
   ): ResilientInformer<T>;
 }
 
@@ -66,11 +69,12 @@ export interface Controller {
 export function controllerManager(parts: Omit<ControllerManager, "informer">): ControllerManager {
   return {
     ...parts,
-    informer: (resource, path, list) =>
+    informer: (resource, path, list, transform) =>
       resilientInformer({
         kubeConfig: parts.kubeConfig,
         path,
         list,
+        transform,
         resource,
         relistIntervalMs: parts.config.relistIntervalMs,
         logger: parts.logger,

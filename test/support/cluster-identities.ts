@@ -6,7 +6,7 @@ export const operatorRules: V1PolicyRule[] = [
   { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
   { apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch"] },
   { apiGroups: ["apps"], resources: ["deployments"], verbs: ["list", "watch"] },
-  { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["list"] },
+  { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["list", "watch"] },
   {
     apiGroups: ["apps"],
     resources: ["statefulsets", "daemonsets", "controllerrevisions"],

@@ -209,7 +209,7 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "core/namespaces": ["list", "watch"],
         "core/secrets": ["get", "watch"],
         "apps/deployments": ["list", "watch"],
-        "apps/replicasets": ["list"],
+        "apps/replicasets": ["list", "watch"],
         "apps/statefulsets": ["list", "watch"],
         "apps/daemonsets": ["list", "watch"],
         "apps/controllerrevisions": ["list", "watch"],

@@ -4,10 +4,12 @@ import type { EventHandOver } from "../../delivery-engine/engine.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
+import { slimWorkload } from "../cache-transforms.js";
 import { type Controller, type ControllerManager, objectKey, queueSettings } from "../manager.js";
+import { listInPages } from "../paged-list.js";
 import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
-import { replicaSetCreatedAt } from "../rollouts/rollout-times.js";
+import { replicaSetCache } from "../rollouts/replica-set-cache.js";
 import type { Routing } from "../rollouts/rollout-url.js";
 import { deploymentRollout } from "../rollouts/workload-kinds.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
@@ -94,11 +96,18 @@ export function setupRolloutController(
   deps: { namespaces: NamespaceController; routing: Routing },
 ): Controller {
   const { pool, apps, logger } = manager;
-  const deployments = manager.informer<V1Deployment>("deployments", "/apis/apps/v1/deployments", async () => {
-    const list = await apps.listDeploymentForAllNamespaces();
-    await cancelRolloutsOfMissingDeployments(list.items);
-    return list;
-  });
+  const deployments = manager.informer<V1Deployment>(
+    "deployments",
+    "/apis/apps/v1/deployments",
+    async () => {
+      const list = await listInPages((page) => apps.listDeploymentForAllNamespaces(page), slimWorkload);
+      await cancelRolloutsOfMissingDeployments(list.items);
+      return list;
+    },
+    slimWorkload,
+  );
+  // When a rollout first seen after it progressed started, from a cache rather than a request each.
+  const replicaSets = replicaSetCache({ informer: manager.informer, apps });
 
   async function cancelRolloutsOfMissingDeployments(present: V1Deployment[]) {
     const uids = present.flatMap((d) => (d.metadata?.uid ? [d.metadata.uid] : []));
@@ -122,7 +131,7 @@ export function setupRolloutController(
           getDeployment: (ns, name) => deployments.informer.get(name, ns),
           isSelected: (ns) => deps.namespaces.selection.isSelected(ns),
           projectFor: deps.namespaces.projectFor,
-          rolloutStartedAt: (deployment) => replicaSetCreatedAt(apps, deployment),
+          rolloutStartedAt: replicaSets.createdAt,
           routing: deps.routing,
           handOver: manager.handOver,
           logger,
@@ -132,9 +141,12 @@ export function setupRolloutController(
       ),
     { ...queueSettings, logger },
   );
-  const enqueue = (deployment: V1Deployment) => queue.add(objectKey(deployment));
+  // What the watch delivers goes ahead of what a list brought (work-queue.ts, Priority).
+  const enqueue = (deployment: V1Deployment) =>
+    queue.add(objectKey(deployment), deployments.fromWatch() ? "live" : "backlog");
   deps.namespaces.onChange((namespace) => {
-    for (const deployment of deployments.informer.list(namespace)) enqueue(deployment);
+    for (const deployment of deployments.informer.list(namespace))
+      queue.add(objectKey(deployment), "backlog");
   });
   deployments.informer.on("add", enqueue);
   deployments.informer.on("update", enqueue);
@@ -155,9 +167,13 @@ export function setupRolloutController(
   });
 
   return {
-    start: () => deployments.start(),
+    async start() {
+      // ReplicaSets first: reconciles read rollout start times from their cache.
+      await replicaSets.start();
+      await deployments.start();
+    },
     async stop() {
-      await deployments.stop();
+      await Promise.all([deployments.stop(), replicaSets.stop()]);
       await queue.stop();
     },
     idle: () => queue.idle(),

@@ -4,6 +4,7 @@ import type { EventHandOver } from "../../delivery-engine/engine.js";
 import type { Logger } from "../../logger.js";
 import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
+import { slimWorkload } from "../cache-transforms.js";
 import { type Controller, type ControllerManager, objectKey, queueSettings } from "../manager.js";
 import { ProgressClock, phaseAtDeadline, progressDeadlineSeconds } from "../rollouts/progress-deadline.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
@@ -95,11 +96,17 @@ export function setupWorkloadRolloutController<T extends Workload>(
 ): Controller & { enqueueOwner(revision: V1ControllerRevision): void } {
   const { pool, logger } = manager;
   const { source } = deps;
-  const informer = manager.informer<T>(resourceOfKind[source.kind], source.path, async () => {
-    const list = await source.list();
-    await cancelMissing(list.items, logger.child({ kind: source.kind }));
-    return list;
-  });
+  // The cache keeps only what is read (cache-transforms.ts), as the Deployments' does.
+  const informer = manager.informer<T>(
+    resourceOfKind[source.kind],
+    source.path,
+    async () => {
+      const list = await source.list();
+      await cancelMissing(list.items, logger.child({ kind: source.kind }));
+      return list;
+    },
+    slimWorkload,
+  );
 
   async function cancelMissing(present: T[], log: Logger) {
     const uids = present.flatMap((w) => (w.metadata?.uid ? [w.metadata.uid] : []));
@@ -133,9 +140,10 @@ export function setupWorkloadRolloutController<T extends Workload>(
       ),
     { ...queueSettings, logger },
   );
-  const enqueue = (workload: T) => queue.add(objectKey(workload));
+  // What the watch delivers goes ahead of what a list brought (work-queue.ts, Priority).
+  const enqueue = (workload: T) => queue.add(objectKey(workload), informer.fromWatch() ? "live" : "backlog");
   deps.namespaces.onChange((namespace) => {
-    for (const workload of informer.informer.list(namespace)) enqueue(workload);
+    for (const workload of informer.informer.list(namespace)) queue.add(objectKey(workload), "backlog");
   });
   informer.informer.on("add", enqueue);
   informer.informer.on("update", enqueue);

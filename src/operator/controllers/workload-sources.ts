@@ -5,6 +5,7 @@ import type {
   V1DaemonSet,
   V1StatefulSet,
 } from "@kubernetes/client-node";
+import { slimObject } from "../cache-transforms.js";
 import type { ControllerManager } from "../manager.js";
 import { daemonSetProgress, daemonSetRevision } from "../rollouts/daemonset-phase.js";
 import type { WorkloadProgress } from "../rollouts/progress-deadline.js";
@@ -68,6 +69,8 @@ export function controllerRevisionCache(
     "controllerrevisions",
     "/apis/apps/v1/controllerrevisions",
     () => manager.apps.listControllerRevisionForAllNamespaces(),
+    // Its revision number and owner are read, never its `data` (a copy of the pod template).
+    (revision) => ({ ...slimObject(revision), data: undefined }),
   );
   informer.informer.on("add", onChange);
   informer.informer.on("update", onChange);

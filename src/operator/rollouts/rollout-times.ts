@@ -6,6 +6,7 @@ import { revisionAnnotation } from "./phase.js";
  * ReplicaSet (the one the Deployment owns with the same revision annotation). Used for rollouts the
  * operator first sees after they progressed (it was down), so `started_at` is when it happened, not
  * when the operator noticed. undefined when it cannot be found; the caller then uses the time it saw it.
+ * A request: asked only when the ReplicaSet cache (replica-set-cache.ts) does not hold it yet.
  */
 export async function replicaSetCreatedAt(
   apps: AppsV1Api,
