@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the six client generators of the client suite, each pinned and cached by version under
-# .cache/clients/ (nothing is fetched again once there), and prints nothing but errors:
+# ~/.cache/webhook-operator/clients/ (CLIENTS_CACHE; nothing is fetched again once there), and prints nothing but errors:
 #   openapi-python-client, mypy and openapi-generator's Python client's runtime (PyPI, in a venv),
 #   openapi-typescript + openapi-fetch + TypeScript 5 (npm), oapi-codegen (the Go module proxy),
 #   openapi-generator-cli (Maven Central, through mvn; it makes the Python, Go and Java clients).
@@ -31,7 +31,7 @@ if [ ! -x "$npm_prefix/node_modules/.bin/openapi-typescript" ]; then
 fi
 
 if [ ! -x "$go_bin/oapi-codegen" ]; then
-  GOBIN="$PWD/$go_bin" go install "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v$oapi_codegen_version" \
+  GOBIN="$go_bin" go install "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v$oapi_codegen_version" \
     > "$clients_cache/oapi-codegen-install.log" 2>&1 || { cat "$clients_cache/oapi-codegen-install.log"; exit 1; }
 fi
 

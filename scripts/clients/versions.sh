@@ -7,8 +7,9 @@ typescript_version=5.9.3
 oapi_codegen_version=2.8.2
 openapi_generator_version=7.25.0
 
-clients_cache=.cache/clients
-python_venv=$clients_cache/python-openapi-python-client-$openapi_python_client_version
+# Outside the clone, like the cluster's binaries: a fresh clone on the same machine installs nothing.
+clients_cache="${CLIENTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webhook-operator/clients}"
+python_venv=$clients_cache/python-openapi-python-client-$openapi_python_client_version-mypy-$mypy_version
 npm_prefix=$clients_cache/npm-openapi-typescript-$openapi_typescript_version-fetch-$openapi_fetch_version
 go_bin=$clients_cache/oapi-codegen-$oapi_codegen_version
 openapi_generator_jar=$clients_cache/openapi-generator-cli-$openapi_generator_version/openapi-generator-cli-$openapi_generator_version.jar

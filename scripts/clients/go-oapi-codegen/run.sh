@@ -6,7 +6,7 @@ set -euo pipefail
 document=$1 out=$2 root=$3
 source "$root/scripts/clients/versions.sh"
 mkdir -p "$out/api"
-"$root/$go_bin/oapi-codegen" -generate types,client -package api -o "$out/api/api.gen.go" "$document" \
+"$go_bin/oapi-codegen" -generate types,client -package api -o "$out/api/api.gen.go" "$document" \
   > "$out/generate.log" 2>&1 || { cat "$out/generate.log"; exit 1; }
 cp "$root/scripts/clients/go-oapi-codegen/main.go" "$out/"
 cd "$out"

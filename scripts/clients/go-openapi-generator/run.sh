@@ -5,7 +5,7 @@
 set -euo pipefail
 document=$1 out=$2 root=$3
 source "$root/scripts/clients/versions.sh"
-java -jar "$root/$openapi_generator_jar" generate -i "$document" -g go -o "$out/wo" --package-name wo \
+java -jar "$openapi_generator_jar" generate -i "$document" -g go -o "$out/wo" --package-name wo \
   --git-user-id example --git-repo-id wo > "$out.generate.log" 2>&1 || { cat "$out.generate.log"; exit 1; }
 cp "$root/scripts/clients/go-openapi-generator/main.go" "$out/"
 cd "$out"

@@ -5,7 +5,7 @@
 set -euo pipefail
 document=$1 out=$2 root=$3
 source "$root/scripts/clients/versions.sh"
-java -jar "$root/$openapi_generator_jar" generate -i "$document" -g java -o "$out" --group-id example \
+java -jar "$openapi_generator_jar" generate -i "$document" -g java -o "$out" --group-id example \
   --artifact-id wo --api-package wo.api --model-package wo.model --invoker-package wo \
   > "$out.generate.log" 2>&1 || { cat "$out.generate.log"; exit 1; }
 mkdir -p "$out/src/main/java/workflow"

@@ -5,6 +5,6 @@
 set -euo pipefail
 document=$1 out=$2 root=$3
 source "$root/scripts/clients/versions.sh"
-java -jar "$root/$openapi_generator_jar" generate -i "$document" -g python -o "$out" \
+java -jar "$openapi_generator_jar" generate -i "$document" -g python -o "$out" \
   --package-name wo_client > "$out.generate.log" 2>&1 || { cat "$out.generate.log"; exit 1; }
-PYTHONPATH="$out" "$root/$python_venv/bin/python" "$root/scripts/clients/python-openapi-generator/workflow.py"
+PYTHONPATH="$out" "$python_venv/bin/python" "$root/scripts/clients/python-openapi-generator/workflow.py"

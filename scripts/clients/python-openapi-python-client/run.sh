@@ -7,8 +7,8 @@ source "$root/scripts/clients/versions.sh"
 mkdir -p "$out"
 # No post hooks: they would run ruff, which the generated code does not need to work.
 printf 'post_hooks: []\n' > "$out/config.yaml"
-"$root/$python_venv/bin/openapi-python-client" generate --path "$document" --meta none \
+"$python_venv/bin/openapi-python-client" generate --path "$document" --meta none \
   --config "$out/config.yaml" --output-path "$out/webhook_operator_client" > "$out/generate.log" 2>&1 ||
   { cat "$out/generate.log"; exit 1; }
-(cd "$out" && "$root/$python_venv/bin/mypy" --strict --no-incremental webhook_operator_client)
-PYTHONPATH="$out" "$root/$python_venv/bin/python" "$root/scripts/clients/python-openapi-python-client/workflow.py"
+(cd "$out" && "$python_venv/bin/mypy" --strict --no-incremental webhook_operator_client)
+PYTHONPATH="$out" "$python_venv/bin/python" "$root/scripts/clients/python-openapi-python-client/workflow.py"
