@@ -2,7 +2,6 @@ import type { V1Deployment } from "@kubernetes/client-node";
 import type { Pool } from "../../db/pool.js";
 import type { EventHandOver } from "../../delivery-engine/engine.js";
 import type { Logger } from "../../logger.js";
-import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { slimWorkload } from "../cache-transforms.js";
 import { type Controller, type ControllerManager, objectKey, queueSettings } from "../manager.js";
@@ -14,6 +13,7 @@ import type { Routing } from "../rollouts/rollout-url.js";
 import { deploymentRollout } from "../rollouts/workload-kinds.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
 import type { NamespaceController } from "./namespace-controller.js";
+import { measuredReconcile } from "./reconcile-metrics.js";
 
 export interface RolloutControllerDeps {
   pool: Pool;
@@ -56,9 +56,7 @@ export async function reconcileDeployment(
   const revision = deployment.metadata?.annotations?.[revisionAnnotation];
   const seen = uid && revision ? `${revision}/${rolloutPhase(deployment).phase}` : undefined;
   if (uid && seen !== undefined && deps.recorded.get(uid) === seen) return undefined;
-  const started = performance.now();
-  let result = "success";
-  try {
+  await measuredReconcile("rollout", async () => {
     // A rollout first seen past its start (the operator was down, or just became leader) gets its
     // ReplicaSet's creation time; one seen as it starts needs no lookup: now is when it started.
     const firstSight = uid && revision && !deps.recorded.get(uid)?.startsWith(`${revision}/`);
@@ -75,13 +73,7 @@ export async function reconcileDeployment(
       handOver: deps.handOver,
     });
     if (uid && seen !== undefined) deps.recorded.set(uid, seen);
-  } catch (error) {
-    result = "error";
-    throw error;
-  } finally {
-    metrics.reconciles.inc({ controller: "rollout", result });
-    metrics.reconcileDuration.observe({ controller: "rollout" }, (performance.now() - started) / 1000);
-  }
+  });
   return undefined;
 }
 

@@ -5,7 +5,6 @@ import type { DestinationPolicy } from "../../delivery-engine/destination-policy
 import { signingKeyFromSecretValue } from "../../formats/signing-key.js";
 import { parseTemplate } from "../../formats/template.js";
 import type { Logger } from "../../logger.js";
-import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { goneReasonStart } from "../../webhooks/auto-disable.js";
 import { destinationRefusal } from "../../webhooks/destination-check.js";
@@ -32,6 +31,7 @@ import { referencedSecrets } from "../referenced-secrets.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
 import { ConfigurationProblem } from "./configuration-problem.js";
 import type { NamespaceController } from "./namespace-controller.js";
+import { measuredReconcile } from "./reconcile-metrics.js";
 import { type SecretGetter, secretBytes } from "./secret-values.js";
 import { fieldSecretNames, webhookFieldsFromSpec } from "./webhook-fields.js";
 import { publishStatus } from "./webhook-status.js";
@@ -75,9 +75,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
   const [namespace = "", name = ""] = key.split("/");
   const resource = deps.getWebhook(namespace, name);
   if (!resource) return undefined;
-  const started = performance.now();
-  let result = "success";
-  try {
+  return measuredReconcile("webhook", async (report) => {
     if (resource.metadata.deletionTimestamp) {
       deps.releaseSecret(ownerOf(resource));
       if (resource.metadata.finalizers?.includes(finalizer)) {
@@ -167,7 +165,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
       );
     } catch (error) {
       if (!(error instanceof ConfigurationProblem)) throw error;
-      result = "config_error";
+      report("config_error");
       // A webhook reconciled before keeps its row, paused: no new event goes out signed with a key
       // that was removed, or unsigned where a signature was asked for.
       const paused = await pauseOwnedWebhook(deps.pool, ownerOf(resource));
@@ -182,13 +180,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
     }
     await publishStatus(deps, resource, status);
     return undefined;
-  } catch (error) {
-    result = "error";
-    throw error;
-  } finally {
-    metrics.reconciles.inc({ controller: "webhook", result });
-    metrics.reconcileDuration.observe({ controller: "webhook" }, (performance.now() - started) / 1000);
-  }
+  });
 }
 
 /**

@@ -2,7 +2,6 @@ import type { V1ControllerRevision } from "@kubernetes/client-node";
 import type { Pool } from "../../db/pool.js";
 import type { EventHandOver } from "../../delivery-engine/engine.js";
 import type { Logger } from "../../logger.js";
-import { metrics } from "../../metrics.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { slimWorkload } from "../cache-transforms.js";
 import { type Controller, type ControllerManager, objectKey, queueSettings } from "../manager.js";
@@ -12,6 +11,7 @@ import type { Routing } from "../rollouts/rollout-url.js";
 import { resourceOfKind, type Workload } from "../rollouts/workload-kinds.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
 import type { NamespaceController } from "./namespace-controller.js";
+import { measuredReconcile } from "./reconcile-metrics.js";
 import type { WorkloadSource } from "./workload-sources.js";
 
 export interface WorkloadRolloutDeps<T extends Workload> {
@@ -58,9 +58,7 @@ export async function reconcileWorkload<T extends Workload>(
   const recheck = recheckInMs === undefined ? undefined : { requeueAfterMs: recheckInMs };
   const seen = `${revision}/${phase.phase}`;
   if (deps.recorded.get(uid) === seen) return recheck;
-  const started = performance.now();
-  let result = "success";
-  try {
+  await measuredReconcile("rollout", async () => {
     const firstSight = !deps.recorded.get(uid)?.startsWith(`${revision}/`);
     await recordRollout(
       deps.pool,
@@ -75,13 +73,7 @@ export async function reconcileWorkload<T extends Workload>(
       },
     );
     deps.recorded.set(uid, seen);
-  } catch (error) {
-    result = "error";
-    throw error;
-  } finally {
-    metrics.reconciles.inc({ controller: "rollout", result });
-    metrics.reconcileDuration.observe({ controller: "rollout" }, (performance.now() - started) / 1000);
-  }
+  });
   return recheck;
 }
 
