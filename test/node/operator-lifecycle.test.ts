@@ -41,7 +41,7 @@ const operatorPods = () => podsOf(cluster, namespace, "app.kubernetes.io/compone
 /** Waits for created, ready and succeeded of every commit, then until nothing more arrives for 10 s. */
 const deliveredRollouts = (commits: string[]) => deliveredBy(cluster, receiver, commits, events);
 
-function expectEachOnceSigned(all: LoggedDelivery[], commits: string[]) {
+function expectEachOnceSignedInOrder(all: LoggedDelivery[], commits: string[]) {
   const ofBurst = all.filter((d) => commits.includes(eventOf(d).payload.commit_sha ?? ""));
   const perEvent = new Map<string, number>();
   for (const delivery of ofBurst)
@@ -52,6 +52,16 @@ function expectEachOnceSigned(all: LoggedDelivery[], commits: string[]) {
   ).toEqual([]);
   expect(ofBurst).toHaveLength(commits.length * events.length);
   for (const delivery of ofBurst) expect(signedWith("demo-signing-secret-change-me", delivery)).toBe(true);
+  // Order per rollout (docs/deliveries.md): the receiver logs each request as it arrives, and each
+  // rollout's events arrived in the order they happened, restarts, failovers and upgrades or not.
+  const arrived = (commit: string) =>
+    ofBurst.filter((d) => eventOf(d).payload.commit_sha === commit).map((d) => d.event);
+  expect(
+    commits
+      .filter((commit) => arrived(commit).join() !== events.join())
+      .map((commit) => [commit, arrived(commit)]),
+    "rollouts whose events arrived out of order",
+  ).toEqual([]);
 }
 
 beforeAll(async () => {
@@ -113,7 +123,7 @@ describe("the operator's pods through restarts, failover and upgrades", () => {
       "--timeout=300s",
     ]);
     const commits = Array.from({ length: burstSize }, (_, i) => `restart-${i}`);
-    expectEachOnceSigned(await deliveredRollouts(commits), commits);
+    expectEachOnceSignedInOrder(await deliveredRollouts(commits), commits);
     const peaks = await memory.stop();
     console.log(
       `operator pods' peak working set during the burst: ${[...peaks].map(([pod, mib]) => `${pod} ${mib.toFixed(0)} MiB`).join(", ")}`,
@@ -135,7 +145,7 @@ describe("the operator's pods through restarts, failover and upgrades", () => {
     expect((await operatorPods()).map((pod) => pod.metadata.name)).toContain(next);
     // The new leader's controllers see rollouts.
     await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "failover", 1));
-    expectEachOnceSigned(await deliveredRollouts(["failover-0"]), ["failover-0"]);
+    expectEachOnceSignedInOrder(await deliveredRollouts(["failover-0"]), ["failover-0"]);
   });
 
   it("rolls to a new image tag with `helm upgrade` in the middle of a burst, losing nothing", async () => {
@@ -155,6 +165,6 @@ describe("the operator's pods through restarts, failover and upgrades", () => {
       pods.map(() => `webhook-operator:${version}-next`),
     );
     const commits = Array.from({ length: burstSize }, (_, i) => `upgrade-${i}`);
-    expectEachOnceSigned(await deliveredRollouts(commits), commits);
+    expectEachOnceSignedInOrder(await deliveredRollouts(commits), commits);
   });
 });
