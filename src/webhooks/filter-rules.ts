@@ -20,6 +20,21 @@ export const filterLimits = {
 // optionally after a DNS subdomain prefix and a slash; a value is empty or such a name.
 export const labelNamePattern = "^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$";
 const labelName = new RegExp(labelNamePattern);
+
+/**
+ * The same syntax with its lengths, as the API document states it for clients and validators: a key's
+ * name part of 1–63 characters after an optional prefix of DNS labels (each 1–63); a value empty or
+ * such a name. (The prefix's 253-character bound is checked by the service, not by the pattern.)
+ */
+export const labelKeyDocument = {
+  pattern:
+    "^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$",
+  maxLength: filterLimits.labelPrefixLength + 1 + filterLimits.labelNameLength,
+};
+export const labelValueDocument = {
+  pattern: "^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$",
+  maxLength: filterLimits.labelNameLength,
+};
 const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Why `key` is not a Kubernetes label key, or undefined when it is one. */

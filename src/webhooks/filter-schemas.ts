@@ -5,7 +5,15 @@ import {
   type WebhookFilters,
 } from "../delivery-engine/event-filters.js";
 import { z } from "../http/openapi.js";
-import { filterLimits, isLabelValue, labelKeyProblem, quoted, workloadKinds } from "./filter-rules.js";
+import {
+  filterLimits,
+  isLabelValue,
+  labelKeyDocument,
+  labelKeyProblem,
+  labelValueDocument,
+  quoted,
+  workloadKinds,
+} from "./filter-rules.js";
 
 // A webhook's filters in the API (docs/api.md, Filters): which of its subscribed events it gets. The
 // stored form is this shape (delivery-engine/event-filters.ts); lists lose their duplicates.
@@ -15,16 +23,28 @@ const objectError = (message: string) => (issue: { code?: string }) =>
   issue.code === "unrecognized_keys" ? undefined : message;
 
 const labelKey = (field: string) =>
-  z.string({ error: `${field} must be a string` }).superRefine((key, ctx) => {
-    const problem = labelKeyProblem(key);
-    if (problem)
-      ctx.addIssue({ code: "custom", message: `${field} ${quoted(key)} is not a label key: ${problem}` });
-  });
+  z
+    .string({ error: `${field} must be a string` })
+    .superRefine((key, ctx) => {
+      const problem = labelKeyProblem(key);
+      if (problem)
+        ctx.addIssue({ code: "custom", message: `${field} ${quoted(key)} is not a label key: ${problem}` });
+    })
+    .openapi(labelKeyDocument);
 
 const labelValue = (field: string) =>
-  z.string({ error: `${field} must be a string` }).refine(isLabelValue, {
-    error: `${field} must be empty or 1–${filterLimits.labelNameLength} letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
-  });
+  z
+    .string({ error: `${field} must be a string` })
+    .refine(isLabelValue, {
+      error: `${field} must be empty or 1–${filterLimits.labelNameLength} letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
+    })
+    .openapi(labelValueDocument);
+
+const matchLabelsDocument = {
+  minProperties: 1,
+  maxProperties: filterLimits.matchLabels,
+  propertyNames: labelKeyDocument,
+};
 
 // Keys are checked after the record (a key schema's own message would be replaced by the record's).
 const matchLabels = z
@@ -52,7 +72,21 @@ const matchLabels = z
         });
     }
   })
-  .openapi({ example: { app: "payments" } });
+  .openapi({ ...matchLabelsDocument, example: { app: "payments" } });
+
+// The values rule of a requirement, as the document says it: if/then/else, which generators leave to
+// validators (an anyOf would make a class per variant).
+const valuesRule = {
+  if: { properties: { operator: { enum: ["In", "NotIn"] } } },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
+  then: {
+    required: ["values"],
+    properties: { values: { type: "array" as const, items: { type: "string" as const }, minItems: 1 } },
+  },
+  else: {
+    properties: { values: { type: "array" as const, items: { type: "string" as const }, maxItems: 0 } },
+  },
+};
 
 const expression = z
   .strictObject(
@@ -84,7 +118,8 @@ const expression = z
         message: `${where}.match_expressions operator ${requirement.operator} needs at least one value`,
       });
     }
-    if (!wantsValues && requirement.values !== undefined) {
+    // Kubernetes' rule: Exists and DoesNotExist take an empty list or none.
+    if (!wantsValues && listed) {
       ctx.addIssue({
         code: "custom",
         path: ["values"],
@@ -93,8 +128,9 @@ const expression = z
     }
   })
   .openapi("LabelSelectorRequirement", {
+    ...valuesRule,
     description:
-      "In and NotIn need values; Exists and DoesNotExist take none. NotIn and DoesNotExist match a workload without the label.",
+      "In and NotIn need values; Exists and DoesNotExist take none (an empty list, or no values field). NotIn and DoesNotExist match a workload without the label.",
   });
 
 const labelSelector = z
@@ -117,6 +153,8 @@ const labelSelector = z
     `${where} must have match_labels or match_expressions`,
   )
   .openapi("LabelSelector", {
+    // The refine above, as the document says it: a client (or a fuzzer) knows {} is refused.
+    minProperties: 1,
     description:
       "A Kubernetes label selector on the workload's labels: every match_labels pair and every requirement must hold.",
   });
@@ -168,6 +206,7 @@ export const webhookFiltersInput = z
     "filters must have label_selector, environments or kinds; send null for no filters",
   )
   .openapi("WebhookFilters", {
+    minProperties: 1,
     description:
       "Which of the subscribed events the webhook gets: every part given must match (label_selector on " +
       "the workload's labels, environments on the rollout's environment, kinds on the workload's kind). " +
