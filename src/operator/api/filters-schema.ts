@@ -34,7 +34,8 @@ const expressionSchema = {
   "x-kubernetes-validations": [
     {
       rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
-      message: "In and NotIn need at least one value; Exists and DoesNotExist take none (an empty list at most)",
+      message:
+        "In and NotIn need at least one value; Exists and DoesNotExist take none (an empty list at most)",
     },
   ],
 } as const;
