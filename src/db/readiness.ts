@@ -1,3 +1,4 @@
+import { abortable } from "../abortable.js";
 import type { Pool } from "./pool.js";
 
 /** Whether Postgres answered `SELECT 1` within the bound. */
@@ -32,14 +33,6 @@ export function databaseReadiness(pool: Pool, boundMs: number): DatabaseReadines
 }
 
 /** What `promise` resolves to if it does by `deadline`; undefined when it rejects or is late. */
-async function settledBy<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
-  });
-  try {
-    return await Promise.race([promise.catch(() => undefined), late]);
-  } finally {
-    clearTimeout(timer);
-  }
+function settledBy<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
+  return abortable(promise, AbortSignal.timeout(Math.max(0, deadline - Date.now()))).catch(() => undefined);
 }
