@@ -10,10 +10,12 @@ import { waitUntil } from "../support/wait.js";
 // StatefulSets and DaemonSets of real pods on a real node, the operator running from its image as the
 // chart installs it: each kind rolled twice (created, ready, succeeded per rollout), and one of each
 // that never becomes ready (a readiness probe that never passes; an image that is not there) fails at
-// the progress deadline its annotation sets.
+// the progress deadline its annotation sets. A second Webhook, filtered to DaemonSets labelled
+// tier=agent, gets those rollouts' events and nothing else (docs/kubernetes.md, filters).
 
 const namespace = "wo-kinds";
 const receiver = "wo-kinds-receiver";
+const agentsReceiver = "wo-kinds-agents";
 const project = "wo-kinds-apps";
 const full = ["deployment.created", "deployment.ready", "deployment.succeeded"];
 const failed = ["deployment.created", "deployment.failed"];
@@ -35,10 +37,34 @@ beforeAll(async () => {
     "--set",
     "replicaCount=1",
     "--set",
-    `config.delivery.allowedDestinations={.${receiver}.svc.cluster.local}`,
+    `config.delivery.allowedDestinations={.${receiver}.svc.cluster.local,.${agentsReceiver}.svc.cluster.local}`,
   ]);
   await deployReceiver(cluster, receiver);
+  await deployReceiver(cluster, agentsReceiver);
   await declareWebhook(cluster, project, receiver);
+  await cluster.kubectl(["apply", "-f", "-"], agentsOnlyWebhook);
+  await cluster.kubectl([
+    ...["-n", project, "wait", "--for=condition=Ready", "webhooks.webhook-operator.io/agents-only"],
+    "--timeout=180s",
+  ]);
+});
+
+/**
+ * Only the rollouts of DaemonSets labelled tier=agent, to a receiver of their own, signed with the
+ * Secret declareWebhook made (the receiver answers 401 to a signature it cannot check, and the retry
+ * policy would send each event again).
+ */
+const agentsOnlyWebhook = JSON.stringify({
+  apiVersion: "webhook-operator.io/v1alpha1",
+  kind: "Webhook",
+  metadata: { name: "agents-only", namespace: project },
+  spec: {
+    url: `http://webhook-receiver.${agentsReceiver}.svc.cluster.local:8080/hooks`,
+    events: ["deployment.created", "deployment.ready", "deployment.succeeded", "deployment.failed"],
+    retryPolicy: { maxAttempts: 3 },
+    secretRef: { name: "demo-webhook-signing", key: "secret" },
+    filters: { labelSelector: { matchLabels: { tier: "agent" } }, kinds: ["DaemonSet"] },
+  },
 });
 
 afterAll(async () => {
@@ -47,7 +73,7 @@ afterAll(async () => {
     .catch(() => {});
   await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
   await cluster
-    .kubectl(["delete", "namespace", namespace, project, receiver, "--timeout=300s"])
+    .kubectl(["delete", "namespace", namespace, project, receiver, agentsReceiver, "--timeout=300s"])
     .catch(() => {});
 });
 
@@ -96,11 +122,16 @@ const statefulSet = (name: string, options: PodOptions, deadlineSeconds?: number
     },
   });
 
-const daemonSet = (name: string, options: PodOptions, deadlineSeconds?: number) =>
+const daemonSet = (
+  name: string,
+  options: PodOptions,
+  deadlineSeconds?: number,
+  labels?: Record<string, string>,
+) =>
   JSON.stringify({
     apiVersion: "apps/v1",
     kind: "DaemonSet",
-    metadata: { name, namespace: project, annotations: deadline(deadlineSeconds) },
+    metadata: { name, namespace: project, labels, annotations: deadline(deadlineSeconds) },
     spec: { selector: { matchLabels: { app: name } }, template: podTemplate(name, options) },
   });
 
@@ -134,9 +165,15 @@ describe("StatefulSets and DaemonSets of real pods", () => {
   });
 
   it("a DaemonSet: created, ready, succeeded, and again for a new template", async () => {
-    await cluster.kubectl(["apply", "-f", "-"], daemonSet("agent", { commit: "agent-1" }));
+    await cluster.kubectl(
+      ["apply", "-f", "-"],
+      daemonSet("agent", { commit: "agent-1" }, undefined, { tier: "agent" }),
+    );
     await deliveredOnce("agent-1", full);
-    await cluster.kubectl(["apply", "-f", "-"], daemonSet("agent", { commit: "agent-2" }));
+    await cluster.kubectl(
+      ["apply", "-f", "-"],
+      daemonSet("agent", { commit: "agent-2" }, undefined, { tier: "agent" }),
+    );
     await deliveredOnce("agent-2", full);
   });
 
@@ -163,6 +200,31 @@ describe("StatefulSets and DaemonSets of real pods", () => {
     const failure = deliveries.find((d) => d.event === "deployment.failed");
     expect(failure && JSON.parse(failure.body).payload.error_message).toMatch(
       /^DaemonSet "no-image" made no progress for 15 seconds.*0 of 1 available\.$/,
+    );
+  });
+  it("a Webhook filtered to DaemonSets labelled tier=agent got their rollouts' events and no other", async () => {
+    const agents = ["agent-1", "agent-2"];
+    // Every rollout above has been delivered to the unfiltered receiver by now; the filtered one gets
+    // the agent DaemonSet's, then nothing more for 10 s (anything filtered in by mistake would show).
+    let count = -1;
+    let steadySince = Date.now();
+    const got = await waitUntil(
+      "the filtered receiver's log to hold both agent rollouts and settle",
+      async (saw) => {
+        const all = await receiverDeliveries(cluster, agentsReceiver);
+        saw(all.map((d) => `${eventOf(d).payload.commit_sha} ${d.event}`));
+        if (all.length !== count) [count, steadySince] = [all.length, Date.now()];
+        const complete = agents.every((commit) =>
+          full.every((event) =>
+            all.some((d) => d.event === event && eventOf(d).payload.commit_sha === commit),
+          ),
+        );
+        return complete && Date.now() - steadySince >= 10_000 ? all : undefined;
+      },
+      { timeoutMs: 300_000, intervalMs: 1_000 },
+    );
+    expect(got.map((d) => `${eventOf(d).payload.commit_sha} ${d.event}`).sort()).toEqual(
+      agents.flatMap((commit) => full.map((event) => `${commit} ${event}`)).sort(),
     );
   });
 });
