@@ -1,30 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../test/support/ports.js";
+import { startCommand } from "../test/support/start-command.js";
 import { benchServiceEnv, sleep } from "./fixtures.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const serviceEntry = path.join(repoRoot, "dist/server/main.js");
-
-/**
- * The environment settings and Node flags `npm start` runs the service with (package.json), so the
- * figures are that process's.
- */
-export async function startCommand(): Promise<{ env: Record<string, string>; flags: string[] }> {
-  const scripts = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8")).scripts;
-  const [, settings, flags] =
-    /^((?:[A-Z_]+=\S+ )*)node ((?:--\S+ )*)dist\/server\/main\.js serve$/.exec(scripts.start) ?? [];
-  if (settings === undefined || flags === undefined)
-    throw new Error(`package.json's start is not "[VAR=value …] node [flags] dist/server/main.js serve"`);
-  const words = (text: string) => text.split(" ").filter(Boolean);
-  return {
-    env: Object.fromEntries(words(settings).map((setting) => setting.split("=", 2) as [string, string])),
-    flags: words(flags),
-  };
-}
 
 /** The built service in a process of its own, as `npm start` runs it, without a cluster. */
 export interface ServiceProcess {

@@ -8,6 +8,7 @@ import { emitEvents } from "../src/delivery-engine/emit.js";
 import { createLogger } from "../src/logger.js";
 import { freePort } from "../test/support/ports.js";
 import type { ReceivedRequest } from "../test/support/receiver.js";
+import { startCommand } from "../test/support/start-command.js";
 
 // The parts every scenario is built from: a real Postgres it can stop, the real service as a child
 // process it can SIGKILL or SIGTERM, events emitted straight into the outbox.
@@ -54,7 +55,8 @@ export interface Service {
 }
 
 /**
- * `webhook-operator serve` against `databaseUrl`; resolves once it listens. `openFiles` lowers the
+ * `webhook-operator serve` against `databaseUrl`, with the Node flags and settings `npm start` gives
+ * it; resolves once it listens. `openFiles` lowers the
  * process's limit of open files (`ulimit -n`), so that a scenario can reach it.
  */
 export async function startService(
@@ -63,11 +65,13 @@ export async function startService(
   openFiles?: number,
 ): Promise<Service> {
   const port = await freePort();
-  const command = [process.execPath, "dist/server/main.js", "serve"];
+  const start = await startCommand();
+  const command = [process.execPath, ...start.flags, "dist/server/main.js", "serve"];
   if (openFiles !== undefined) command.unshift("sh", "-c", `ulimit -n ${openFiles} && exec "$0" "$@"`);
   const [file = "", ...args] = command;
   const child = spawn(file, args, {
     env: {
+      ...start.env,
       PATH: process.env.PATH,
       DATABASE_URL: databaseUrl,
       API_KEY: apiKey,

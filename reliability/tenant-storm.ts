@@ -183,7 +183,10 @@ export async function tenantStorm(): Promise<Figure[]> {
     const statuses: Record<string, number> = {};
     const quietProcess = sampleProcess(pid);
     const stormProcess = sampleProcess(pid);
+    const roundPeaks: number[] = [];
     for (let round = 0; round < rounds; round++) {
+      const roundProcess = sampleProcess(pid);
+      roundProcess.start();
       // The service's quiet handles and memory: before the first storm, which leaves its mark on both.
       if (round === 0) quietProcess.start();
       quiet.push(...(await readsOfB(service.url, b, quietMs)).latencies);
@@ -196,6 +199,8 @@ export async function tenantStorm(): Promise<Figure[]> {
       failed += reads.failed;
       for (const [status, n] of Object.entries(await storm)) statuses[status] = (statuses[status] ?? 0) + n;
       stormProcess.stop();
+      roundProcess.stop();
+      roundPeaks.push(roundProcess.peak.rssMiB);
     }
     const quietP99 = percentile(quiet, 0.99);
     const stormP99 = percentile(during, 0.99);
@@ -227,7 +232,7 @@ export async function tenantStorm(): Promise<Figure[]> {
         quietProcess.peak.handles + 200,
       ),
       figure(
-        `the service's resident set at the peak (quiet: ${quietProcess.peak.rssMiB.toFixed(0)} MiB)`,
+        `the service's resident set at the peak (quiet: ${quietProcess.peak.rssMiB.toFixed(0)} MiB; per round: ${roundPeaks.map((p) => p.toFixed(0)).join(", ")} MiB)`,
         stormProcess.peak.rssMiB,
         quietProcess.peak.rssMiB + 100,
         " MiB",
