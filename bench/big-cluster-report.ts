@@ -66,7 +66,8 @@ function targets(figures: BuildFigures, idle: Memory): [string, boolean][] {
 }
 
 export function printFigures(options: {
-  workloads: number;
+  /** How many workloads a build watches (the baseline: the Deployments only). */
+  workloadsOf: (build: Build) => number;
   builds: Build[];
   idle: Map<string, Memory>;
   figures: Map<string, BuildFigures>;
@@ -75,10 +76,17 @@ export function printFigures(options: {
   const [current, baseline] = options.builds.map((build) => {
     const figures = options.figures.get(build.name);
     const idle = options.idle.get(build.name);
-    return figures && idle ? { figures, idle, rows: rows(figures, idle, options.workloads) } : undefined;
+    return figures && idle
+      ? { figures, idle, rows: rows(figures, idle, options.workloadsOf(build)) }
+      : undefined;
   });
   if (!current) return;
   const width = Math.max(...current.rows.map(([label]) => label.length)) + 2;
+  const [first, second] = options.builds;
+  if (baseline && first && second && options.workloadsOf(first) !== options.workloadsOf(second))
+    console.log(
+      `\n  ${options.baselineCommit} watches Deployments only: its figures are for the ${options.workloadsOf(second)} Deployments among the ${options.workloadsOf(first)} workloads.`,
+    );
   console.log(
     `\n  ${"".padEnd(width)}${"this build".padEnd(40)}${baseline ? `${`${options.baselineCommit}`.padEnd(40)}ratio` : ""}`,
   );

@@ -5,6 +5,7 @@ import type { Logger } from "../../logger.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { slimWorkload } from "../cache-transforms.js";
 import { type Controller, type ControllerManager, objectKey, queueSettings } from "../manager.js";
+import { listInPages } from "../paged-list.js";
 import { ProgressClock, phaseAtDeadline, progressDeadlineSeconds } from "../rollouts/progress-deadline.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
 import type { Routing } from "../rollouts/rollout-url.js";
@@ -93,7 +94,7 @@ export function setupWorkloadRolloutController<T extends Workload>(
     resourceOfKind[source.kind],
     source.path,
     async () => {
-      const list = await source.list();
+      const list = await listInPages((page) => source.list(page), slimWorkload);
       await cancelMissing(list.items, logger.child({ kind: source.kind }));
       return list;
     },

@@ -7,6 +7,7 @@ import type {
 } from "@kubernetes/client-node";
 import { slimObject } from "../cache-transforms.js";
 import type { ControllerManager } from "../manager.js";
+import { type ListPage, listInPages } from "../paged-list.js";
 import { daemonSetProgress, daemonSetRevision } from "../rollouts/daemonset-phase.js";
 import type { WorkloadProgress } from "../rollouts/progress-deadline.js";
 import {
@@ -21,7 +22,8 @@ import { resourceOfKind, type Workload } from "../rollouts/workload-kinds.js";
 export interface WorkloadSource<T extends Workload> {
   kind: "StatefulSet" | "DaemonSet";
   path: string;
-  list(options?: { limit?: number }): Promise<KubernetesListObject<T>>;
+  /** One page of the kind's list, all namespaces. */
+  list(page: ListPage): Promise<KubernetesListObject<T>>;
   revision(workload: T): string | undefined;
   progress(workload: T): WorkloadProgress;
   /** When the current rollout started, from the kind's ControllerRevisions. */
@@ -35,7 +37,7 @@ export function statefulSetSource(
   return {
     kind: "StatefulSet",
     path: `/apis/apps/v1/${resourceOfKind.StatefulSet}`,
-    list: (options = {}) => apps.listStatefulSetForAllNamespaces(options),
+    list: (page) => apps.listStatefulSetForAllNamespaces(page),
     revision: (statefulSet) => statefulSetRevision(statefulSet, revisions),
     progress: statefulSetProgress,
     startedAt: (statefulSet) => newestRevisionCreatedAt(statefulSet, revisions),
@@ -49,7 +51,7 @@ export function daemonSetSource(
   return {
     kind: "DaemonSet",
     path: `/apis/apps/v1/${resourceOfKind.DaemonSet}`,
-    list: (options = {}) => apps.listDaemonSetForAllNamespaces(options),
+    list: (page) => apps.listDaemonSetForAllNamespaces(page),
     revision: daemonSetRevision,
     progress: daemonSetProgress,
     startedAt: (daemonSet) => newestRevisionCreatedAt(daemonSet, revisions),
@@ -65,12 +67,13 @@ export function controllerRevisionCache(
   manager: ControllerManager,
   onChange: (revision: V1ControllerRevision) => void,
 ) {
+  // Its revision number and owner are read, never its `data` (a copy of the pod template).
+  const slimRevision = (revision: V1ControllerRevision) => ({ ...slimObject(revision), data: undefined });
   const informer = manager.informer<V1ControllerRevision>(
     "controllerrevisions",
     "/apis/apps/v1/controllerrevisions",
-    () => manager.apps.listControllerRevisionForAllNamespaces(),
-    // Its revision number and owner are read, never its `data` (a copy of the pod template).
-    (revision) => ({ ...slimObject(revision), data: undefined }),
+    () => listInPages((page) => manager.apps.listControllerRevisionForAllNamespaces(page), slimRevision),
+    slimRevision,
   );
   informer.informer.on("add", onChange);
   informer.informer.on("update", onChange);
