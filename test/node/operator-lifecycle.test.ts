@@ -6,11 +6,12 @@ import { type Cluster, useCluster } from "../support/cluster.js";
 import { chartDir } from "../support/monitoring-files.js";
 import { podsOf, receiverDeliveries } from "../support/node-cluster.js";
 import {
-  declareWebhook,
   deliveredRollouts as deliveredBy,
   deploymentBurst,
-  deployReceiver,
+  installNodeRelease,
   leaseHolder,
+  type NodeRelease,
+  removeNodeRelease,
   sampleMemory,
 } from "../support/node-workloads.js";
 import { eventOf, type LoggedDelivery, signedWith } from "../support/receiver-log.js";
@@ -64,34 +65,21 @@ function expectEachOnceSignedInOrder(all: LoggedDelivery[], commits: string[]) {
   ).toEqual([]);
 }
 
+const release: NodeRelease = {
+  chartDir,
+  sets: [`config.delivery.allowedDestinations={.${receiver}.svc.cluster.local}`],
+  project,
+  receivers: [receiver],
+};
+
 beforeAll(async () => {
   cluster = useCluster();
   chart = chartRelease(cluster, "webhook-operator", namespace);
-  await chart.helm([
-    "install",
-    chart.release,
-    chartDir,
-    "--create-namespace",
-    "--wait",
-    "--timeout",
-    "10m",
-    "--set",
-    `config.delivery.allowedDestinations={.${receiver}.svc.cluster.local}`,
-  ]);
+  await installNodeRelease(cluster, chart, release);
   lease = `${chart.fullname}-leader`;
-  await deployReceiver(cluster, receiver);
-  await declareWebhook(cluster, project, receiver);
 });
 
-afterAll(async () => {
-  await cluster
-    .kubectl(["delete", "wh", "--all", "-n", project, "--wait=true", "--timeout=120s"])
-    .catch(() => {});
-  await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
-  await cluster
-    .kubectl(["delete", "namespace", namespace, project, receiver, "--timeout=300s"])
-    .catch(() => {});
-});
+afterAll(() => removeNodeRelease(cluster, chart, release));
 
 describe("the operator's pods through restarts, failover and upgrades", () => {
   it("runs two replicas, one of them holding the Lease", async () => {

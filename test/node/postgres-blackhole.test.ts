@@ -4,7 +4,13 @@ import { type ChartRelease, chartRelease } from "../support/chart-release.js";
 import { type Cluster, useCluster } from "../support/cluster.js";
 import { chartDir } from "../support/monitoring-files.js";
 import { podsOf, receiverDeliveries } from "../support/node-cluster.js";
-import { declareWebhook, deploymentBurst, deployReceiver, leaseHolder } from "../support/node-workloads.js";
+import {
+  deploymentBurst,
+  installNodeRelease,
+  leaseHolder,
+  type NodeRelease,
+  removeNodeRelease,
+} from "../support/node-workloads.js";
 import { eventOf } from "../support/receiver-log.js";
 import { waitUntil } from "../support/wait.js";
 
@@ -54,26 +60,20 @@ function dropPostgresPackets(netns: string): () => void {
   };
 }
 
+const release: NodeRelease = {
+  chartDir,
+  sets: [`config.delivery.allowedDestinations={.${receiver}.svc.cluster.local}`],
+  project,
+  receivers: [receiver],
+};
+
 beforeAll(async () => {
   cluster = useCluster();
   chart = chartRelease(cluster, "webhook-operator", namespace);
-  await chart.helm([
-    ...["install", chart.release, chartDir, "--create-namespace", "--wait", "--timeout", "10m"],
-    ...["--set", `config.delivery.allowedDestinations={.${receiver}.svc.cluster.local}`],
-  ]);
-  await deployReceiver(cluster, receiver);
-  await declareWebhook(cluster, project, receiver);
+  await installNodeRelease(cluster, chart, release);
 });
 
-afterAll(async () => {
-  await cluster
-    .kubectl(["delete", "wh", "--all", "-n", project, "--wait=true", "--timeout=120s"])
-    .catch(() => {});
-  await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
-  await cluster
-    .kubectl(["delete", "namespace", namespace, project, receiver, "--timeout=300s"])
-    .catch(() => {});
-});
+afterAll(() => removeNodeRelease(cluster, chart, release));
 
 describe("the chart's Postgres cut off for 60 s during a burst", () => {
   it("answers /readyz 503, keeps the Lease, and delivers every rollout once packets pass", async () => {

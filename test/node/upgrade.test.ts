@@ -8,10 +8,10 @@ import { type Cluster, useCluster } from "../support/cluster.js";
 import { chartDir } from "../support/monitoring-files.js";
 import { podsOf, receiverDeliveries } from "../support/node-cluster.js";
 import {
-  declareWebhook,
   deliveredRollouts as deliveredBy,
   deploymentBurst,
-  deployReceiver,
+  installNodeRelease,
+  removeNodeRelease,
 } from "../support/node-workloads.js";
 import { errorLines, followPodLogs, type PodLog } from "../support/pod-logs.js";
 import {
@@ -81,30 +81,17 @@ beforeAll(async () => {
   previous = await buildPreviousRelease();
   chart = chartRelease(cluster, "webhook-operator", namespace);
   await useCrd(previous.chartDir);
-  await chart.helm([
-    "install",
-    chart.release,
-    previous.chartDir,
-    "--create-namespace",
-    "--wait",
-    "--timeout",
-    "10m",
-    "--set",
-    destinations,
-  ]);
-  await deployReceiver(cluster, receiver);
-  await declareWebhook(cluster, project, receiver);
+  await installNodeRelease(cluster, chart, {
+    chartDir: previous.chartDir,
+    sets: [destinations],
+    project,
+    receivers: [receiver],
+  });
 });
 
 afterAll(async () => {
   await useCrd(chartDir).catch(() => {});
-  await cluster
-    .kubectl(["delete", "wh", "--all", "-n", project, "--wait=true", "--timeout=120s"])
-    .catch(() => {});
-  await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
-  await cluster
-    .kubectl(["delete", "namespace", namespace, project, receiver, client, "--timeout=300s"])
-    .catch(() => {});
+  await removeNodeRelease(cluster, chart, { project, receivers: [receiver] }, [client]);
 });
 
 describe(`an upgrade from the previous release to ${version} under traffic`, () => {

@@ -3,7 +3,7 @@ import { type ChartRelease, chartRelease } from "../support/chart-release.js";
 import { type Cluster, useCluster } from "../support/cluster.js";
 import { chartDir } from "../support/monitoring-files.js";
 import { receiverDeliveries } from "../support/node-cluster.js";
-import { declareWebhook, deployReceiver } from "../support/node-workloads.js";
+import { installNodeRelease, type NodeRelease, removeNodeRelease } from "../support/node-workloads.js";
 import { eventOf, type LoggedDelivery, signedWith } from "../support/receiver-log.js";
 import { waitUntil } from "../support/wait.js";
 
@@ -23,25 +23,20 @@ const failed = ["deployment.created", "deployment.failed"];
 let cluster: Cluster;
 let chart: ChartRelease;
 
+const release: NodeRelease = {
+  chartDir,
+  sets: [
+    "replicaCount=1",
+    `config.delivery.allowedDestinations={.${receiver}.svc.cluster.local,.${agentsReceiver}.svc.cluster.local}`,
+  ],
+  project,
+  receivers: [receiver, agentsReceiver],
+};
+
 beforeAll(async () => {
   cluster = useCluster();
   chart = chartRelease(cluster, "wo-kinds", namespace);
-  await chart.helm([
-    "install",
-    chart.release,
-    chartDir,
-    "--create-namespace",
-    "--wait",
-    "--timeout",
-    "10m",
-    "--set",
-    "replicaCount=1",
-    "--set",
-    `config.delivery.allowedDestinations={.${receiver}.svc.cluster.local,.${agentsReceiver}.svc.cluster.local}`,
-  ]);
-  await deployReceiver(cluster, receiver);
-  await deployReceiver(cluster, agentsReceiver);
-  await declareWebhook(cluster, project, receiver);
+  await installNodeRelease(cluster, chart, release);
   await cluster.kubectl(["apply", "-f", "-"], agentsOnlyWebhook);
   await cluster.kubectl([
     ...["-n", project, "wait", "--for=condition=Ready", "webhooks.webhook-operator.io/agents-only"],
@@ -67,15 +62,7 @@ const agentsOnlyWebhook = JSON.stringify({
   },
 });
 
-afterAll(async () => {
-  await cluster
-    .kubectl(["delete", "wh", "--all", "-n", project, "--wait=true", "--timeout=120s"])
-    .catch(() => {});
-  await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
-  await cluster
-    .kubectl(["delete", "namespace", namespace, project, receiver, agentsReceiver, "--timeout=300s"])
-    .catch(() => {});
-});
+afterAll(() => removeNodeRelease(cluster, chart, release));
 
 interface PodOptions {
   commit: string;

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import type { ChartRelease } from "./chart-release.js";
 import type { Cluster } from "./cluster.js";
 import { receiverDeliveries } from "./node-cluster.js";
 import { eventOf, type LoggedDelivery } from "./receiver-log.js";
@@ -10,6 +11,46 @@ import { waitUntil } from "./wait.js";
 // own, a project namespace with the example Webhook pointed at it, bursts of Deployments of real pods.
 
 const example = (file: string) => readFileSync(path.join(repoRoot, "manifests/examples", file), "utf8");
+
+/** What a node test installs: the chart, a receiver per namespace, the example Webhook to the first. */
+export interface NodeRelease {
+  /** The chart to install (this checkout's, or a previous release's). */
+  chartDir: string;
+  /** `--set` values, each `key=value`. */
+  sets: string[];
+  /** The namespace of the example Webhook. */
+  project: string;
+  /** A receiver is deployed in each; the example Webhook delivers to the first. */
+  receivers: [string, ...string[]];
+}
+
+/** `helm install --wait` of the chart, then the receivers and the example Webhook, Ready. */
+export async function installNodeRelease(cluster: Cluster, chart: ChartRelease, release: NodeRelease) {
+  await chart.helm([
+    ...["install", chart.release, release.chartDir, "--create-namespace", "--wait", "--timeout", "10m"],
+    ...release.sets.flatMap((value) => ["--set", value]),
+  ]);
+  for (const receiver of release.receivers) await deployReceiver(cluster, receiver);
+  await declareWebhook(cluster, release.project, release.receivers[0]);
+}
+
+/**
+ * Takes away what installNodeRelease made (and the namespaces in `others`): the Webhooks first, so
+ * their finalizer is handled while the operator still runs, then the release, then the namespaces.
+ */
+export async function removeNodeRelease(
+  cluster: Cluster,
+  chart: ChartRelease,
+  release: Pick<NodeRelease, "project" | "receivers">,
+  others: string[] = [],
+): Promise<void> {
+  await cluster
+    .kubectl(["delete", "wh", "--all", "-n", release.project, "--wait=true", "--timeout=120s"])
+    .catch(() => {});
+  await chart.helm(["uninstall", chart.release, "--wait"]).catch(() => {});
+  const namespaces = [chart.namespace, release.project, ...release.receivers, ...others];
+  await cluster.kubectl(["delete", "namespace", ...namespaces, "--timeout=300s"]).catch(() => {});
+}
 
 /** The example receiver (Namespace, Secret, script, Deployment, Service) in `namespace`, rolled out. */
 export async function deployReceiver(cluster: Cluster, namespace: string): Promise<void> {
