@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # The API contract fuzz: schemathesis (pinned, in a venv under .cache/) drives the live service through
 # its own OpenAPI document (/api/docs) with every check, a fixed seed and a bounded number of examples.
-# The service runs from dist/ with an embedded Postgres in a temporary data directory, on loopback only.
-# Deliveries (test events, retries, recoveries the fuzzer asks for) reach one local receiver and nothing
-# else: it listens on its own loopback address, the only destination the service may reach
-# (DELIVERY_ALLOWED_DESTINATIONS_ONLY), so a URL the fuzzer invents is refused (403) instead of sent.
+# The service runs as scripts/live-service.sh starts it: from dist/, an embedded Postgres in a temporary
+# data directory, loopback only. Deliveries (test events, retries, recoveries the fuzzer asks for) reach
+# one local receiver on its own loopback address and nothing else.
 # Usage: bash scripts/fuzz-api.sh   (npm run test:fuzz builds first). Exit status is schemathesis's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +16,8 @@ if [ ! -x "$venv/bin/st" ]; then
   "$venv/bin/pip" install --quiet "schemathesis==$version" "hypothesis==6.170.15"
 fi
 
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+source scripts/live-service.sh
 data_dir=$(mktemp -d)
-port=$(free_port)
 # Its own address in 127/8 (all of it is loopback on Linux): nothing else listens there.
 receiver_host=127.77.0.1
 receiver_port=$(free_port)
@@ -29,11 +27,7 @@ node -e 'let n = 0;
   process.on("SIGTERM", () => { console.error(`fuzz receiver: ${n} deliveries received`); process.exit(0); });' \
   "$receiver_port" "$receiver_host" &
 receiver_pid=$!
-api_key="fuzz-admin-key-$(node -e 'console.log(require("crypto").randomBytes(12).toString("hex"))')"
-DATA_DIR="$data_dir" PORT="$port" HOST=127.0.0.1 EMBEDDED_POSTGRES_PORT="$(free_port)" API_KEY="$api_key" \
-  DELIVERY_ALLOW_PRIVATE_NETWORKS=false DELIVERY_ALLOWED_DESTINATIONS="$receiver_host" \
-  DELIVERY_ALLOWED_DESTINATIONS_ONLY=true KUBERNETES=false LOG_LEVEL=warn node dist/server/main.js serve &
-service_pid=$!
+start_live_service "$data_dir" "$receiver_host" warn fuzz-admin-key
 cleanup() {
   kill "$service_pid" "$receiver_pid" 2>/dev/null
   wait "$service_pid" "$receiver_pid" 2>/dev/null || true
@@ -41,20 +35,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-base="http://127.0.0.1:$port"
-# HTTP through node (always here), not curl (not always installed).
-ready() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$base/readyz"; }
 post() {
   node -e 'const [url, key, body] = process.argv.slice(1);
     fetch(url, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body })
       .then(async (r) => { if (!r.ok) { console.error(url, r.status, await r.text()); process.exit(1); } });' \
     "$base/api$1" "$api_key" "$2"
 }
-for _ in $(seq 1 120); do
-  ready && break
-  sleep 0.5
-done
-ready || { echo "the service did not become ready at $base" >&2; exit 1; }
+wait_live_service_ready
 
 # Something for the generated requests to find: a project, a webhook of the local receiver, and a
 # delivery record.

@@ -4,8 +4,9 @@
 # created; a webhook created, listed (bare and paged), read, disabled and enabled; test events (one
 # with no body); its deliveries paged through with the Link header's cursor; one read and replayed; a
 # 400 and a 404. A program stops at the first answer that differs from what it expects.
-# The service runs from dist/ with an embedded Postgres in a temporary data directory, on loopback
-# only; deliveries reach one local receiver on its own loopback address and nothing else.
+# The service runs as scripts/live-service.sh starts it: from dist/, an embedded Postgres in a temporary
+# data directory, loopback only; deliveries reach one local receiver on its own loopback address and
+# nothing else.
 # Usage: bash scripts/clients/run.sh [client …]   (npm run test:clients builds first). Clients:
 #   python-openapi-python-client typescript-openapi-fetch go-oapi-codegen
 #   python-openapi-generator go-openapi-generator java-openapi-generator
@@ -23,10 +24,9 @@ started=$SECONDS
 bash scripts/clients/install.sh
 echo "generators installed or cached: $((SECONDS - started)) s"
 
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+source scripts/live-service.sh
 work=$(mktemp -d)
 chmod o+x "$work" # the embedded Postgres runs as its own user, inside DATA_DIR
-port=$(free_port)
 receiver_host=127.78.0.1
 receiver_port=$(free_port)
 # Answers 500 to deployment.failed (a failed delivery to replay), 200 to anything else.
@@ -35,11 +35,7 @@ node -e 'require("http").createServer((req, res) => {
     req.on("end", () => { res.statusCode = req.headers["x-webhook-event"] === "deployment.failed" ? 500 : 200; res.end("ok"); });
   }).listen(Number(process.argv[1]), process.argv[2]);' "$receiver_port" "$receiver_host" &
 receiver_pid=$!
-api_key="clients-admin-key-$(node -e 'console.log(require("crypto").randomBytes(12).toString("hex"))')"
-DATA_DIR="$work/data" PORT="$port" HOST=127.0.0.1 EMBEDDED_POSTGRES_PORT="$(free_port)" API_KEY="$api_key" \
-  DELIVERY_ALLOW_PRIVATE_NETWORKS=false DELIVERY_ALLOWED_DESTINATIONS="$receiver_host" \
-  DELIVERY_ALLOWED_DESTINATIONS_ONLY=true KUBERNETES=false LOG_LEVEL=error node dist/server/main.js serve &
-service_pid=$!
+start_live_service "$work/data" "$receiver_host" error clients-admin-key
 cleanup() {
   kill "$service_pid" "$receiver_pid" 2>/dev/null
   wait "$service_pid" "$receiver_pid" 2>/dev/null || true
@@ -47,13 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-base="http://127.0.0.1:$port"
-ready() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$base/readyz"; }
-for _ in $(seq 1 120); do
-  ready && break
-  sleep 0.5
-done
-ready || { echo "the service did not become ready at $base" >&2; exit 1; }
+wait_live_service_ready
 node -e 'fetch(process.argv[1]).then(async (r) => process.stdout.write(await r.text()))' "$base/api/docs" > "$work/openapi.json"
 
 # What every workflow program reads.
