@@ -34,13 +34,19 @@ type QueryCallback = (error: Error | undefined, result: unknown) => void;
  * at once (its socket closed): its query may still be on the wire, and a client left that way would
  * make the next query wait behind it; closed, the pool drops it on release (or when idle) instead of
  * lending it out again. Its errors are always listened to, so a connection lost while lent out (where
- * the pool does not listen) cannot take the process down.
+ * the pool does not listen) cannot take the process down. Once it is being ended, what it reports is
+ * no failure: a shutdown ends the pools, then Postgres, whose goodbye ("terminating connection due to
+ * administrator command") can reach a connection whose own goodbye it has not read yet.
  */
 function observedClient(episodes: ConnectionEpisodes): typeof pg.Client {
   return class ObservedClient extends pg.Client {
+    private endRequested = false;
+
     constructor(config?: string | pg.ClientConfig) {
       super(config);
-      this.on("error", (error) => noteFailure(error, episodes));
+      this.on("error", (error) => {
+        if (!this.endRequested) noteFailure(error, episodes);
+      });
     }
 
     private settle(error: unknown): void {
@@ -55,6 +61,7 @@ function observedClient(episodes: ConnectionEpisodes): typeof pg.Client {
     override end(): Promise<void>;
     override end(callback: (error: Error) => void): void;
     override end(callback?: (error: Error) => void): Promise<void> | undefined {
+      this.endRequested = true;
       closeWithin(this, endGraceMs);
       if (!callback) return super.end();
       super.end(callback);

@@ -166,3 +166,43 @@ describe("a server that accepts connections and never answers", () => {
     }
   });
 });
+
+describe("a connection ended by the service", () => {
+  it("reports what Postgres says after its end as no failure; the same on a live connection is one", async () => {
+    const lines: { msg: string; role?: string }[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    });
+    const pool = createPool(database.url, 2, {}, { role: "engine", logger: pino({ level: "info" }, sink) });
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    const failing = () =>
+      lines.filter(
+        (line) => line.msg === "database connections (engine) failing; logged once until they recover",
+      );
+    const live = await pool.connect();
+    try {
+      const ending = await pool.connect();
+      // A shutdown ends the pools, then Postgres: its goodbye can reach a connection still closing.
+      ending.release(true);
+      ending.emit(
+        "error",
+        Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" }),
+      );
+      expect(failing()).toEqual([]);
+      // The same goodbye, for real, to a connection nobody ended: Postgres went away under it.
+      const { rows } = await live.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+      await admin.query("SELECT pg_terminate_backend($1)", [rows[0]?.pid]);
+      await waitUntil("the live connection's failure logged", async () =>
+        failing().length === 1 ? true : undefined,
+      );
+    } finally {
+      live.release(true);
+      await pool.end();
+      await admin.end();
+    }
+  });
+});
