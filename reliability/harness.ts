@@ -56,8 +56,8 @@ export interface Service {
 
 /**
  * `webhook-operator serve` against `databaseUrl`, with the Node flags and settings `npm start` gives
- * it; resolves once it listens. `openFiles` lowers the
- * process's limit of open files (`ulimit -n`), so that a scenario can reach it.
+ * it; resolves once it listens. `openFiles` lowers the process's limit of open files (`ulimit -n`),
+ * so that a scenario can reach it.
  */
 export async function startService(
   databaseUrl: string,
