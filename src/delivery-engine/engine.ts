@@ -18,7 +18,8 @@ import {
   SynchronousSends,
 } from "./synchronous-sends.js";
 import { deliveryConnectTimeoutMs } from "./timing.js";
-import { DeliveryWorker, observeOutcome } from "./worker.js";
+import { DeliveryWorker } from "./worker.js";
+import { observeOutcome } from "./worker-outcomes.js";
 import { databaseWorkerQueue } from "./worker-queue.js";
 
 /** The DELIVERY_* settings (app/config.ts), as the engine takes them. */

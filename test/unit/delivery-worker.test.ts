@@ -344,3 +344,17 @@ describe("DeliveryWorker's pauses", () => {
     expect(queue.released).toContain(3);
   });
 });
+
+describe("DeliveryWorker's slots", () => {
+  it("gives back the slot of a row whose webhook was disabled (recorded unsent, at once): later rows are sent", async () => {
+    worker = createWorker({ concurrency: 4 });
+    queue.due = [1, 2, 3, 4, 5, 6].map((id) => ({ ...delivery(id, 7), enabled: false }));
+    await worker.start();
+    await advance(100);
+    expect(queue.statements.flatMap((s) => s.outcomes).sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    queue.due = [delivery(8), delivery(9), delivery(10), delivery(11)];
+    queue.notify();
+    await settle();
+    expect(sent).toEqual([8, 9, 10, 11]);
+  });
+});
