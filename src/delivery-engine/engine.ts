@@ -119,6 +119,8 @@ export interface DeliveryEngine {
   handOverLease(): HandOver | undefined;
   /** The deliveries an emit handed over, once its transaction committed: sent like claimed ones. */
   handOver(deliveries: ClaimedDelivery[]): void;
+  /** Sends of the worker open past twice the longest a send can take: 0 unless a slot was lost. */
+  stuckSends(): number;
   stop(timeoutMs: number): Promise<void>;
 }
 
@@ -219,6 +221,7 @@ export function createDeliveryEngine(options: {
     wake: () => worker.wake(),
     handOverLease: () => worker.handOverLease(options.outcomePolicy.appliesTo),
     handOver: (deliveries) => worker.takeHandedOver(deliveries),
+    stuckSends: () => worker.stuckSends(),
     reserveSend: (projectId, webhookId) => synchronous.reserve(projectId, webhookId),
     projectRefusal: (projectId) => synchronous.projectRefusal(projectId),
     sendLeased(target, delivery, slot) {
