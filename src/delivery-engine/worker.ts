@@ -6,12 +6,11 @@ import type { HandOver } from "./emit.js";
 import { PaceWake, tokenStale } from "./pace.js";
 import type { ClaimedDelivery, RecordedOutcome } from "./queue.js";
 import { ReceiverLimits } from "./receiver-limits.js";
-import { PauseRuns, pauseReason, pauseUntil } from "./retry-after.js";
 import { SendSlots } from "./send-slots.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 import { longestSendMs } from "./timing.js";
-import { notSentOutcome, observeOutcome, retryDelay } from "./worker-outcomes.js";
 import type { WorkerQueue } from "./worker-queue.js";
+import { WorkerSends } from "./worker-sends.js";
 
 export interface WorkerOptions {
   /** The database as the worker sees it: its statements and its LISTEN (worker-queue.ts). */
@@ -81,8 +80,8 @@ export class DeliveryWorker {
   private readonly slots: SendSlots;
   /** startReady is running: a slot freed meanwhile (a send that ended at once) makes it go round again. */
   private startingReady: { again: boolean } | undefined;
-  /** Each webhook's run of pauses its receiver asked for (retry-after.ts). */
-  private readonly pauseRuns = new PauseRuns();
+  /** What each send becomes: an outcome to record, or a pause its receiver asked for. */
+  private readonly sends: WorkerSends;
   /** Rows claimed beyond the free slots, so a finished send is replaced at once, not a turn later. */
   private readonly claimAhead: number;
   /** How long a claimed row may wait to be sent: past it, it goes back to the queue unsent. */
@@ -121,6 +120,15 @@ export class DeliveryWorker {
       restrictedBudget: Math.max(1, Math.floor(options.concurrency / 4)),
       slowAfterMs,
       ahead: this.claimAhead,
+    });
+    this.sends = new WorkerSends({
+      ...options,
+      paceWake: this.paceWake,
+      record: (outcome) => this.pendingOutcomes.push(outcome),
+      whilePausing: (pausing) => {
+        this.releasing = Promise.all([this.releasing, pausing]).then(() => undefined);
+      },
+      finish: (deliveryId, outcome) => this.slots.finish(deliveryId, outcome),
     });
     this.slots = new SendSlots(this.limits, {
       freed: () => {
@@ -441,7 +449,7 @@ export class DeliveryWorker {
         unpaced.push(this.slots.giveBack(i).id);
       } else if (this.limits.canStart(delivery.webhook_id)) {
         metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.event_created_ms) / 1000);
-        this.slots.start(i, (row) => this.sendAndFinish(row));
+        this.slots.start(i, (row) => this.sends.run(row));
       } else i += 1;
     }
     if (unpaced.length > 0) void Promise.resolve(this.releasing).then(() => this.release(unpaced));
@@ -457,82 +465,5 @@ export class DeliveryWorker {
     });
     this.releasing = Promise.all([this.releasing, giving]).then(() => undefined);
     this.wake();
-  }
-
-  /**
-   * The receiver asked for a pause (429/503 with Retry-After): its webhook is paused for every replica
-   * and the delivery goes back to the queue, not recorded as a failed attempt (pace.ts). If that cannot
-   * be written, the row's lease runs out and it is sent again then.
-   */
-  private paused(delivery: ClaimedDelivery, statusCode: number, untilMs: number): void {
-    const pausing = this.options.queue
-      .pauseWebhook({
-        webhookId: delivery.webhook_id,
-        deliveryId: delivery.id,
-        untilMs,
-        reason: pauseReason(statusCode, untilMs),
-      })
-      .catch((error: unknown) => {
-        this.options.logger.warn(
-          { err: error },
-          "pausing a throttled webhook failed; its delivery is sent again once its lease ends",
-        );
-      });
-    this.releasing = Promise.all([this.releasing, pausing]).then(() => undefined);
-    this.paceWake.paused(delivery.webhook_id, untilMs);
-  }
-
-  /** Sends a row in the slot it took (send-slots.ts), and gives the slot back however the send ends. */
-  private async sendAndFinish(delivery: ClaimedDelivery): Promise<void> {
-    let outcome: DeliveryOutcome | undefined;
-    try {
-      if (!delivery.enabled) {
-        const notSent = notSentOutcome(delivery);
-        this.pendingOutcomes.push({ id: delivery.id, outcome: notSent, deliveredAtMs: Date.now() });
-        return;
-      }
-      outcome = await this.options.send({
-        url: delivery.url,
-        body: delivery.body,
-        eventType: delivery.event_type,
-        deliveryId: delivery.id,
-        secret: delivery.secret,
-        shape: delivery.shape,
-      });
-      this.answered(delivery, outcome);
-    } catch (error) {
-      // The sender turns every failure into an outcome: this is a bug. The row is neither recorded nor
-      // given back, so it is sent again once its lease ends (never at once: a bug must not make a loop).
-      this.options.logger.error(
-        { err: error, deliveryId: delivery.id },
-        "sending a delivery failed unexpectedly; it is sent again once its lease ends",
-      );
-    } finally {
-      this.slots.finish(delivery.id, outcome);
-    }
-  }
-
-  /** The send ended: a pause the receiver asked for, or an attempt to record. */
-  private answered(delivery: ClaimedDelivery, outcome: DeliveryOutcome): void {
-    const webhookId = delivery.webhook_id;
-    const pausedUntil = pauseUntil(outcome, Date.now(), this.options.retryAfterMaxMs);
-    if (pausedUntil === undefined) this.pauseRuns.ended(webhookId);
-    else if (this.pauseRuns.grant(webhookId, this.paceWake.isPaused(webhookId))) {
-      this.paused(delivery, outcome.statusCode, pausedUntil);
-      return;
-    }
-    observeOutcome(delivery, outcome);
-    // A 410 disables a webhook with auto-disable once recorded (webhooks/auto-disable.ts): none of its
-    // rows claimed ahead is sent meanwhile.
-    if (outcome.statusCode === 410 && delivery.counted_by_policy)
-      this.paceWake.paused(webhookId, Date.now() + 1_000);
-    this.pendingOutcomes.push({
-      id: delivery.id,
-      outcome,
-      deliveredAtMs: Date.now(),
-      retryInMs: retryDelay(delivery, outcome, this.options.retryDelaysMs),
-      countedByPolicy: delivery.counted_by_policy,
-      holdsLaterEvents: delivery.rollout_id !== null,
-    });
   }
 }
