@@ -6,7 +6,7 @@ import type { HandOver } from "./emit.js";
 import { PaceWake, tokenStale } from "./pace.js";
 import type { ClaimedDelivery, RecordedOutcome } from "./queue.js";
 import { ReceiverLimits } from "./receiver-limits.js";
-import { SendSlots } from "./send-slots.js";
+import { type RowState, SendSlots } from "./send-slots.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 import { longestSendMs } from "./timing.js";
 import type { WorkerQueue } from "./worker-queue.js";
@@ -304,6 +304,11 @@ export class DeliveryWorker {
    */
   stuckSends(): number {
     return this.slots.stuck(Date.now() - 2 * longestSendMs(this.options.timeoutMs));
+  }
+
+  /** Where a claimed row is in this worker (send-slots.ts); undefined: not held (for tests and diagnostics). */
+  rowState(deliveryId: number): RowState | undefined {
+    return this.slots.stateOf(deliveryId);
   }
 
   /** How the worker's slots are used now (for tests and diagnostics). */

@@ -12,6 +12,9 @@ export class ModelWorkerQueue implements WorkerQueue {
   /** Rows to claim; a row is in exactly one of due, claimed, scheduled, recorded. */
   readonly due: ClaimedDelivery[] = [];
   readonly claimed = new Map<number, ClaimedDelivery>();
+  /** When each row held now was claimed or handed over, in order: a counter, the latest claim's. */
+  readonly claimedAt = new Map<number, number>();
+  private claims = 0;
   private readonly scheduled: Array<{ row: ClaimedDelivery; atMs: number }> = [];
   /** Each recorded row's outcome; `recordedTwice` lists any row given a second one (never, if the worker is right). */
   readonly recorded = new Map<number, RecordedOutcome>();
@@ -46,7 +49,10 @@ export class ModelWorkerQueue implements WorkerQueue {
   /** New rows leased to the worker at once, as an emit's hand-over leases them. */
   handOver(webhookId: number, count: number): ClaimedDelivery[] {
     const rows = Array.from({ length: count }, () => this.row(webhookId, this.nextId++, 1));
-    for (const row of rows) this.claimed.set(row.id, { ...row, enabled: this.enabled(webhookId) });
+    for (const row of rows) {
+      this.claimed.set(row.id, { ...row, enabled: this.enabled(webhookId) });
+      this.claimedAt.set(row.id, this.claims++);
+    }
     return rows.map((row) => this.claimed.get(row.id) as ClaimedDelivery);
   }
 
@@ -78,6 +84,7 @@ export class ModelWorkerQueue implements WorkerQueue {
       this.due.splice(this.due.indexOf(row), 1);
       const leased = { ...row, enabled: webhook.enabled };
       this.claimed.set(row.id, leased);
+      this.claimedAt.set(row.id, this.claims++);
       claimed.push(leased);
     }
     return claimed;

@@ -13,7 +13,8 @@ import { ModelWorkerQueue } from "../support/model-worker-queue.js";
 // their limit, replays and test events taking slots, time passing, shutdown. After every step the slots
 // it holds must be the sends still open; then everything is answered and the worker must be idle with
 // every slot free, every row recorded once (or paused as the model predicts, or left to its lease), and
-// nothing due left unclaimed. The queue is ModelWorkerQueue (test/support), the clock fake.
+// nothing due left unclaimed. Each send is checked as it starts: of a row the worker holds, of a
+// webhook enabled at the claim and not paused, never twice at once, and oldest claim first. The queue is ModelWorkerQueue (test/support), the clock fake.
 //
 // Reproduce a failure with the seed and path it prints: WORKER_MODEL_SEED=… WORKER_MODEL_PATH=… npx
 // vitest run test/unit/delivery-worker-model.test.ts (WORKER_MODEL_RUNS for more runs than 150).
@@ -293,6 +294,15 @@ function setup(): { model: Model; real: Real } {
       if (row === undefined) real.violations.push(`sent ${id}, which the worker does not hold`);
       else if (!row.enabled) real.violations.push(`sent ${id} of a webhook disabled when it was claimed`);
       if (model.open.has(id)) real.violations.push(`sent ${id} twice at once`);
+      // Oldest claim first within a webhook: no row of it claimed earlier is still waiting.
+      const claimedAt = queue.claimedAt.get(id) ?? 0;
+      for (const [other, earlier] of queue.claimed)
+        if (
+          earlier.webhook_id === row?.webhook_id &&
+          (queue.claimedAt.get(other) ?? 0) < claimedAt &&
+          real.worker.rowState(other) === "waiting"
+        )
+          real.violations.push(`sent ${id} while ${other}, claimed before it, waits`);
       const pausedUntilMs = model.runs.get(row?.webhook_id ?? 0)?.pausedUntilMs ?? 0;
       if (pausedUntilMs > Date.now()) real.violations.push(`sent ${id} while its webhook is paused`);
       if (real.throwing.has(id)) {
