@@ -16,8 +16,10 @@ import { ModelWorkerQueue } from "../support/model-worker-queue.js";
 // nothing due left unclaimed. Each send is checked as it starts: of a row the worker holds, of a
 // webhook enabled at the claim and not paused, never twice at once, and oldest claim first. The queue is ModelWorkerQueue (test/support), the clock fake.
 //
-// Reproduce a failure with the seed and path it prints: WORKER_MODEL_SEED=… WORKER_MODEL_PATH=… npx
-// vitest run test/unit/delivery-worker-model.test.ts (WORKER_MODEL_RUNS for more runs than 150).
+// A failure prints a seed, a path and a replayPath. WORKER_MODEL_SEED=… alone runs the same runs again
+// (and shrinks again); with WORKER_MODEL_PATH=… and WORKER_MODEL_REPLAY=… (the replayPath) it runs
+// only the counterexample: npx vitest run test/unit/delivery-worker-model.test.ts. WORKER_MODEL_RUNS
+// for more runs than 150.
 
 const concurrency = 4;
 const webhookIds = [1, 2, 3];
@@ -348,6 +350,7 @@ async function quiesce(model: Model, real: Real) {
 
 const seed = process.env.WORKER_MODEL_SEED;
 const path = process.env.WORKER_MODEL_PATH;
+const replayPath = process.env.WORKER_MODEL_REPLAY;
 
 describe("DeliveryWorker against its model", () => {
   beforeEach(() => {
@@ -359,26 +362,29 @@ describe("DeliveryWorker against its model", () => {
 
   it("holds a slot exactly while a send is open, records every row once, and leaves nothing due", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), async (steps) => {
-        const { model, real } = setup();
-        vi.setSystemTime(Date.parse("2026-11-29T12:00:00Z"));
-        await real.worker.start();
-        await settle();
-        try {
-          await fc.asyncModelRun(() => ({ model, real }), steps);
-          await quiesce(model, real);
-        } finally {
-          for (const answer of real.answers.values()) answer(outcomes["200"]);
-          const stopping = real.worker.stop(0);
-          await vi.advanceTimersByTimeAsync(10);
-          await stopping;
-          vi.clearAllTimers();
-        }
-      }),
+      fc.asyncProperty(
+        fc.commands(commands, { maxCommands: 40, ...(replayPath ? { replayPath } : {}) }),
+        async (steps) => {
+          const { model, real } = setup();
+          vi.setSystemTime(Date.parse("2026-11-29T12:00:00Z"));
+          await real.worker.start();
+          await settle();
+          try {
+            await fc.asyncModelRun(() => ({ model, real }), steps);
+            await quiesce(model, real);
+          } finally {
+            for (const answer of real.answers.values()) answer(outcomes["200"]);
+            const stopping = real.worker.stop(0);
+            await vi.advanceTimersByTimeAsync(10);
+            await stopping;
+            vi.clearAllTimers();
+          }
+        },
+      ),
       {
         numRuns: Number(process.env.WORKER_MODEL_RUNS ?? 150),
         ...(seed ? { seed: Number(seed) } : {}),
-        ...(path ? { path } : {}),
+        ...(path ? { path, endOnFailure: true } : {}),
       },
     );
   });
