@@ -248,7 +248,7 @@ export const configSchema = z.object({
   DELIVERY_RETRY_AFTER_MAX_SECONDS: wholeNumber(0, 86_400)
     .default(3_600)
     .describe(
-      "The longest a receiver's `429` or `503` with `Retry-After` pauses its webhook's sends; a longer `Retry-After` (seconds or an HTTP date) is cut to this.",
+      "The longest a receiver's `429` or `503` with `Retry-After` pauses its webhook's sends; a longer `Retry-After` (seconds or an HTTP date) is cut to this. A pause lasts at least 1 s whatever this says (`Retry-After: 0` or a date already past included).",
     ),
   // A project's share of the test events and replays, sent while the API request waits (docs/deliveries.md).
   SYNC_SENDS_PER_PROJECT_CONCURRENCY: wholeNumber(1, 1_000)

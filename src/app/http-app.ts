@@ -83,7 +83,7 @@ export function createApp({
   app.disable("x-powered-by");
   app.set("query parser", "simple");
   app.use(requestLog(logger));
-  registerHealthRoutes(app, databaseReady);
+  registerHealthRoutes(app, databaseReady, () => engine.stuckSends());
   registerMetricsEndpoint(app, pool, metrics);
 
   const registry = createRegistry();

@@ -18,7 +18,8 @@ import {
   SynchronousSends,
 } from "./synchronous-sends.js";
 import { deliveryConnectTimeoutMs } from "./timing.js";
-import { DeliveryWorker, observeOutcome } from "./worker.js";
+import { DeliveryWorker } from "./worker.js";
+import { observeOutcome } from "./worker-outcomes.js";
 import { databaseWorkerQueue } from "./worker-queue.js";
 
 /** The DELIVERY_* settings (app/config.ts), as the engine takes them. */
@@ -118,6 +119,8 @@ export interface DeliveryEngine {
   handOverLease(): HandOver | undefined;
   /** The deliveries an emit handed over, once its transaction committed: sent like claimed ones. */
   handOver(deliveries: ClaimedDelivery[]): void;
+  /** Sends of the worker open past twice the longest a send can take: 0 unless a slot was lost. */
+  stuckSends(): number;
   stop(timeoutMs: number): Promise<void>;
 }
 
@@ -218,6 +221,7 @@ export function createDeliveryEngine(options: {
     wake: () => worker.wake(),
     handOverLease: () => worker.handOverLease(options.outcomePolicy.appliesTo),
     handOver: (deliveries) => worker.takeHandedOver(deliveries),
+    stuckSends: () => worker.stuckSends(),
     reserveSend: (projectId, webhookId) => synchronous.reserve(projectId, webhookId),
     projectRefusal: (projectId) => synchronous.projectRefusal(projectId),
     sendLeased(target, delivery, slot) {
