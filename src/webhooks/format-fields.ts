@@ -55,7 +55,8 @@ const headersDocument = {
     `Custom request headers {"Name": "value"}, at most ${maxCustomHeaders}; write-only (read back as ` +
     "header_names), stored encrypted. null or {} removes them. Refused: Host, Content-Length, " +
     "Transfer-Encoding, Content-Type, Content-Encoding, User-Agent, Expect, hop-by-hop headers, and names " +
-    "starting with X-Webhook-, webhook- or ce-; names are unique ignoring case.",
+    "starting with X-Webhook-, webhook- or ce-, and names every JavaScript object holds itself " +
+    "(__proto__, constructor, toString, …); names are unique ignoring case.",
   example: { Authorization: "Bearer <token>" },
   // What the checks accept, published so the document describes it (the reserved names aside).
   maxProperties: maxCustomHeaders,
