@@ -1,3 +1,4 @@
+import type { BlockList } from "node:net";
 import { z } from "zod";
 import { keyWeakness, minimumKeyBits, minimumKeyLength } from "../api-keys/key-strength.js";
 import type { DatabaseTimeouts } from "../db/connection-options.js";
@@ -6,6 +7,7 @@ import { parseAllowList } from "../delivery-engine/destination-policy.js";
 import type { DeliverySettings } from "../delivery-engine/engine.js";
 import { longestSendMs } from "../delivery-engine/timing.js";
 import type { HttpBounds } from "../http/connection-bounds.js";
+import { trustedProxyRanges } from "../http/trusted-proxies.js";
 import type { TokenAuthSettings } from "../kube-auth/reviewer.js";
 import type { LogFormat } from "../logger.js";
 import type { KubernetesMode } from "../operator/kube-config.js";
@@ -72,7 +74,34 @@ export const configSchema = z.object({
   AUTH_FAILURES_PER_MINUTE: wholeNumber(0, 1_000_000)
     .default(60)
     .describe(
-      "Refused credentials one source address (an IPv6 one by its /64) may present in a minute; past it the address is answered 429 with `Retry-After`, its credentials unchecked, until the minute ends, and one warning names it. `0` turns pacing off.",
+      "Refused credentials (API keys, Kubernetes tokens, the metrics token) one client address (an IPv6 one by its /64; see `TRUSTED_PROXIES`) may present in a minute; past it, until the minute ends, its refused credentials are answered 429 with `Retry-After` without a database query, while a valid API key or metrics token still passes, and one warning names the address. `0` turns pacing off.",
+    ),
+  TRUSTED_PROXIES: z
+    .string()
+    .transform((value, ctx) => {
+      const entries = value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "");
+      try {
+        return { entries, ranges: trustedProxyRanges(entries) };
+      } catch (error) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${(error as Error).message}; write a comma-separated list such as "10.0.0.0/8,fd00::/8"`,
+        });
+        return z.NEVER;
+      }
+    })
+    .optional()
+    .meta({ accepts: "comma-separated CIDRs and addresses" })
+    .describe(
+      "The proxies (an ingress controller's pods, a load balancer) whose `X-Forwarded-For` names the client: from a peer in these ranges the client's address is read from that header (the nearest address not itself a trusted proxy), and failed authentications are paced by it. Unset: the peer's address, and the header is ignored. Never list ranges that clients connect from directly: they could name any address.",
+    ),
+  API_KEY_CACHE_TTL_MS: wholeNumber(0, 60_000)
+    .default(5_000)
+    .describe(
+      "How long a replica remembers an API key it verified, so a burst of requests with one key costs one database query. A revoked key stops working at once on the replica that revoked it and within this time on the others. `0`: every request queries the database.",
     ),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
@@ -410,7 +439,15 @@ export const configSchema = z.object({
 export type Env = z.input<typeof configSchema>;
 
 export interface Config {
-  http: { host: string; port: number; bounds: HttpBounds; authFailuresPerMinute: number };
+  http: {
+    host: string;
+    port: number;
+    bounds: HttpBounds;
+    authFailuresPerMinute: number;
+    /** TRUSTED_PROXIES: undefined, none. */
+    trustedProxies: { entries: string[]; ranges: BlockList } | undefined;
+    apiKeyCacheTtlMs: number;
+  };
   logLevel: string;
   logFormat: LogFormat;
   database: {
@@ -510,6 +547,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       },
       authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+      trustedProxies: e.TRUSTED_PROXIES,
+      apiKeyCacheTtlMs: e.API_KEY_CACHE_TTL_MS,
     },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

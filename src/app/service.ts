@@ -202,6 +202,8 @@ export async function startService(
     retryDelaysMs: config.delivery.retryDelaysMs,
     metrics: config.metrics,
     authFailuresPerMinute: config.http.authFailuresPerMinute,
+    trustedProxies: config.http.trustedProxies?.ranges,
+    apiKeyCacheTtlMs: config.http.apiKeyCacheTtlMs,
   });
   const { bounds } = config.http;
   const server = createServer(boundedServerOptions(bounds), app);
