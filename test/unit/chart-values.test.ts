@@ -142,6 +142,9 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
       expect(failure({ "prometheusRule.disabledAlerts[0]": "NoSuchAlert" })).toContain(
         "/prometheusRule/disabledAlerts/0",
       );
+      expect(failure({ "config.webhookSecretsWithoutLabel[0]": "api-token" })).toContain(
+        "/config/webhookSecretsWithoutLabel/0",
+      );
       for (const kinds of ["", "Deployment\\,CronJob"])
         expect(failure({ "config.watchWorkloadKinds": kinds })).toContain("/config/watchWorkloadKinds");
     });
