@@ -5,6 +5,7 @@ import {
   allowWebhooksLabel,
   openToWebhooks,
   optedInSecrets,
+  requireOptIn,
 } from "../../src/operator/controllers/secret-opt-in.js";
 
 // Which Secrets the Webhooks of a namespace may use: those labelled, and those the operator's setting
@@ -41,6 +42,28 @@ describe("optedInSecrets", () => {
       `Secret shop/api is not open to Webhooks, so the operator does not use it: label it ${allowWebhooksLabel}=true (kubectl -n shop label secret api ${allowWebhooksLabel}=true)`,
     );
     expect((error as Error).message).not.toContain("s3cr3t");
+  });
+
+  it("names every Secret that has not opted in at once, leaving out the open and the missing ones", async () => {
+    const secrets: Record<string, V1Secret> = {
+      signing: secret(),
+      api: secret({ [allowWebhooksLabel]: "true" }),
+      url: secret(),
+      listed: secret(),
+    };
+    const error = await requireOptIn(
+      async (name) => secrets[name],
+      "shop",
+      ["signing", "api", "missing", "url", "signing", "listed"],
+      ["shop/listed"],
+    ).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ reason: "SecretNotOptedIn" });
+    expect((error as Error).message).toBe(
+      `Secrets shop/signing, shop/url are not open to Webhooks, so the operator does not use them: label them ${allowWebhooksLabel}=true (kubectl -n shop label secret signing url ${allowWebhooksLabel}=true) if the authors of this namespace's Webhooks may send what they hold.`,
+    );
+    await expect(
+      requireOptIn(async (name) => secrets[name], "shop", ["api", "missing", "listed"], ["shop/listed"]),
+    ).resolves.toBeUndefined();
   });
 
   it("hands over an opted-in Secret, and a missing one as missing", async () => {

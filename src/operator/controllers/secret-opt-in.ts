@@ -31,11 +31,40 @@ export function openToWebhooks(
   );
 }
 
+/** Ready=False for Secrets that have not opted in: names them and the command that labels them. */
+function notOptedIn(namespace: string, names: string[]): ConfigurationProblem {
+  const command = `kubectl -n ${namespace} label secret ${names.join(" ")} ${allowWebhooksLabel}=true`;
+  const [secrets, are, them, they] =
+    names.length === 1 ? ["Secret", "is", "it", "it holds"] : ["Secrets", "are", "them", "they hold"];
+  return new ConfigurationProblem(
+    "SecretNotOptedIn",
+    `${secrets} ${names.map((name) => `${namespace}/${name}`).join(", ")} ${are} not open to Webhooks, so the operator does not use ${them}: label ${them} ${allowWebhooksLabel}=true (${command}) if the authors of this namespace's Webhooks may send what ${they}.`,
+  );
+}
+
 /**
- * `getSecret` that refuses a Secret which has not opted in, before anything of it is read: Ready=False
- * (reason SecretNotOptedIn) naming the Secret and the label to add. The Secret is still watched, so
- * labelling it reconciles the Webhook at once. A missing Secret stays `undefined` (SecretNotFound):
- * the author learns whether a Secret of that name exists, never anything it holds.
+ * Refuses every Secret of `names` that exists and has not opted in, all of them in one message (an
+ * upgrade may find several), before any value is read. Each is read, and so watched, either way:
+ * labelling one reconciles the Webhook at once.
+ */
+export async function requireOptIn(
+  getSecret: SecretGetter,
+  namespace: string,
+  names: string[],
+  withoutLabel: SecretsWithoutLabel,
+): Promise<void> {
+  const closed: string[] = [];
+  for (const name of new Set(names)) {
+    const secret = await getSecret(name);
+    if (secret && !openToWebhooks(secret, namespace, name, withoutLabel)) closed.push(name);
+  }
+  if (closed.length > 0) throw notOptedIn(namespace, closed);
+}
+
+/**
+ * `getSecret` that refuses a Secret which has not opted in, before anything of it is read: the guard
+ * on every read of a value, whatever field it is for. A missing Secret stays `undefined`
+ * (SecretNotFound): the author learns whether a Secret of that name exists, never what it holds.
  */
 export function optedInSecrets(
   getSecret: SecretGetter,
@@ -44,12 +73,7 @@ export function optedInSecrets(
 ): SecretGetter {
   return async (name) => {
     const secret = await getSecret(name);
-    if (secret && !openToWebhooks(secret, namespace, name, withoutLabel)) {
-      throw new ConfigurationProblem(
-        "SecretNotOptedIn",
-        `Secret ${namespace}/${name} is not open to Webhooks, so the operator does not use it: label it ${allowWebhooksLabel}=true (kubectl -n ${namespace} label secret ${name} ${allowWebhooksLabel}=true) if the authors of this namespace's Webhooks may send what it holds.`,
-      );
-    }
+    if (secret && !openToWebhooks(secret, namespace, name, withoutLabel)) throw notOptedIn(namespace, [name]);
     return secret;
   };
 }

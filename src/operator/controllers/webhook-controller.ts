@@ -32,7 +32,7 @@ import { type ReconcileResult, WorkQueue } from "../work-queue.js";
 import { ConfigurationProblem } from "./configuration-problem.js";
 import type { NamespaceController } from "./namespace-controller.js";
 import { measuredReconcile } from "./reconcile-metrics.js";
-import { optedInSecrets, type SecretsWithoutLabel } from "./secret-opt-in.js";
+import { optedInSecrets, requireOptIn, type SecretsWithoutLabel } from "./secret-opt-in.js";
 import { type SecretGetter, secretBytes } from "./secret-values.js";
 import { fieldSecretNames, webhookFieldsFromSpec } from "./webhook-fields.js";
 import { publishStatus } from "./webhook-status.js";
@@ -111,12 +111,11 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
       // present or not yet, so its creation or change reconciles this resource again.
       const secretNames = [...(spec.secretRef ? [spec.secretRef.name] : []), ...fieldSecretNames(spec)];
       deps.retainSecrets(owner, namespace, secretNames);
-      // Every Secret the spec names (signing key, URL, header values) must have opted in.
-      const getSecret = optedInSecrets(
-        (secretName) => deps.readSecret(owner, namespace, secretName),
-        namespace,
-        deps.secretsWithoutLabel,
-      );
+      // Every Secret the spec names (signing key, URL, header values) must have opted in: all refused
+      // ones named at once, and each read of a value guarded again.
+      const readSecret: SecretGetter = (secretName) => deps.readSecret(owner, namespace, secretName);
+      await requireOptIn(readSecret, namespace, secretNames, deps.secretsWithoutLabel);
+      const getSecret = optedInSecrets(readSecret, namespace, deps.secretsWithoutLabel);
       const fields = await webhookFieldsFromSpec(spec, namespace, getSecret, parseTemplate);
       const refused = await destinationRefusal(fields.url, deps.destinationPolicy);
       if (refused !== null) {
