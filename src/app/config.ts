@@ -35,6 +35,10 @@ const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
       accepts: max === Number.MAX_SAFE_INTEGER ? `whole number ≥ ${min}` : `whole number ${min}–${max}`,
     });
 
+/** One WEBHOOK_SECRETS_WITHOUT_LABEL entry: `*`, `namespace/*` or `namespace/name` (DNS names). */
+const secretsWithoutLabelEntry =
+  /^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?\/(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*))$/;
+
 const databaseUrl = z.url({ protocol: /^postgres(ql)?$/ });
 
 /** DATABASE_READY_TIMEOUT_MS unset. */
@@ -366,6 +370,28 @@ export const configSchema = z.object({
     .describe(
       "Which workloads' rollouts fire `deployment.*` events. A kind the operator may not list (RBAC) is skipped with a warning in the log, until the next leader.",
     ),
+  WEBHOOK_SECRETS_WITHOUT_LABEL: z
+    .string()
+    .default("")
+    .transform((value, context) => {
+      const entries = value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter(Boolean);
+      const invalid = entries.filter((entry) => !secretsWithoutLabelEntry.test(entry));
+      if (invalid.length > 0) {
+        context.addIssue({
+          code: "custom",
+          message: `${invalid.map((entry) => JSON.stringify(entry)).join(", ")}: write namespace/name, namespace/* or *, comma-separated`,
+        });
+        return z.NEVER;
+      }
+      return entries;
+    })
+    .meta({ accepts: "`namespace/name`, `namespace/*` or `*`, comma-separated" })
+    .describe(
+      "Secrets Webhook resources may use without the label `webhook-operator.io/allow-webhooks=true`: `namespace/name` one Secret, `namespace/*` every Secret of that namespace. Empty: only labelled Secrets. `*` (every Secret, as before 0.2.0) lets whoever may create a Webhook send any Secret of its namespace to a receiver of their choice: for an upgrade's transition only.",
+    ),
   POD_NAMESPACE: z
     .string()
     .min(1)
@@ -586,6 +612,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       relistIntervalMs: e.INFORMER_RELIST_INTERVAL_MS,
       webhookResyncIntervalMs: e.WEBHOOK_STATUS_RESYNC_INTERVAL_MS,
       workloadKinds: e.WATCH_WORKLOAD_KINDS,
+      secretsWithoutLabel: e.WEBHOOK_SECRETS_WITHOUT_LABEL,
     },
     tokenAuth: {
       enabled: e.KUBERNETES_TOKEN_AUTH,
