@@ -210,7 +210,7 @@ export class DeliveryWorker {
    * what each webhook may be given now, a restricted one nothing. None before start, once stopping, and
    * when rows may not wait for a slot (a lease too short to claim ahead).
    */
-  handOverLease(countedBy: string): HandOver | undefined {
+  handOverLease(): HandOver | undefined {
     const limit = this.options.concurrency - this.slotsInUse() - this.ready.length;
     if (this.lifecycle !== "running" || this.claimAhead === 0 || limit <= 0) return undefined;
     const plan = this.limits.plan();
@@ -218,7 +218,7 @@ export class DeliveryWorker {
     for (const [id, { allowance, restricted }] of plan.allowances)
       allowances.set(id, restricted ? 0 : allowance);
     const { workerId, leaseMs } = this.options;
-    return { workerId, leaseMs, limit, allowances, defaultAllowance: plan.defaultAllowance, countedBy };
+    return { workerId, leaseMs, limit, allowances, defaultAllowance: plan.defaultAllowance };
   }
 
   /**
@@ -391,7 +391,7 @@ export class DeliveryWorker {
       }
       this.paceWake.claimed(claimed);
       this.startReady();
-      // A rollout's next event, held back by the one just recorded (rollout-order.ts), is claimable now:
+      // A rollout's next event, held back by the one just recorded (sql/claim.sql), is claimable now:
       // this statement's claim still saw that one unfinished.
       if (outcomes.some((o) => o.holdsLaterEvents)) this.wake();
       if (claimLimit > 0) {
