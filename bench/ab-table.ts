@@ -27,9 +27,18 @@ function figuresOf(log: string): Figures {
     if (name) scenario = name[1] as string;
     if (!scenario) continue;
     const cpu = /CPU per delivery: (\d+) µs \(this process (\d+), Postgres (\d+)/.exec(line);
-    if (cpu) figures.set(`${scenario}: CPU µs per delivery (this process + Postgres)`, `${cpu[2]} + ${cpu[3]}`);
+    if (cpu)
+      figures.set(`${scenario}: CPU µs per delivery (this process + Postgres)`, `${cpu[2]} + ${cpu[3]}`);
     const pg = /Postgres time per event: (\d+) µs/.exec(line);
     if (pg) figures.set(`${scenario}: pg_stat_statements µs per event`, pg[1] as string);
+    // "  record and claim: 0.10 calls, 22 µs execution + 0 µs planning per event": µs a call.
+    const statement = /^ {8}(.+): ([\d.]+) calls, (\d+) µs execution \+ (\d+) µs planning per event/.exec(
+      line,
+    );
+    if (statement) {
+      const perCall = (Number(statement[3]) + Number(statement[4])) / Number(statement[2]);
+      figures.set(`${scenario}: ${statement[1]}, µs a call`, perCall.toFixed(0));
+    }
   }
   const memory = /idle RSS (\d+) MiB; draining \d+ events \([\d.]+ s\): peak RSS (\d+) MiB/.exec(log);
   if (memory) figures.set("service process: idle / peak RSS MiB", `${memory[1]} / ${memory[2]}`);
