@@ -2,12 +2,12 @@ import type { Queryable } from "../db/pool.js";
 import { metrics } from "../metrics.js";
 
 // Pace per webhook (docs/deliveries.md, "Pace"). Two things hold a webhook's sends back, both kept in
-// its row so that every replica obeys them together, not each process on its own:
-// - its rate limit (rate_limit_per_second, rate_limit_burst): a token bucket whose level is stored as
-//   pace_tokens at pace_at. The claim (sql/claim.sql, `gates` and `pace_taken`) locks the row (SKIP
-//   LOCKED: a replica claiming it at the same moment is passed over, never waited for), takes at most
-//   the whole tokens there are, and stores what is left. A row is paced when it is claimed; it is sent
-//   within the claim-ahead wait (worker.ts).
+// Postgres so that every replica obeys them together, not each process on its own:
+// - its rate limit (rate_limit_per_second, rate_limit_burst): a token bucket whose level is the
+//   webhook's pace row (webhook_pace, migration 021). The claim (sql/claim.sql, `gates` and
+//   `pace_taken`) locks that row (SKIP LOCKED: a replica claiming it at the same moment is passed over,
+//   never waited for), takes at most the whole tokens there are, and stores what is left. A row is
+//   paced when it is claimed; it is sent within the claim-ahead wait (worker.ts).
 // - a receiver's pause (throttled_until): a 429 or 503 with Retry-After (retry-after.ts). The claim
 //   takes none of its rows until then; the delivery that was answered so goes back to the queue.
 

@@ -20,23 +20,34 @@ WITH RECURSIVE unfinished_webhooks (webhook_id) AS (
   SELECT (SELECT min(d.webhook_id) FROM deliveries d WHERE d.delivered_at IS NULL AND d.webhook_id > u.webhook_id)
     FROM unfinished_webhooks u WHERE u.webhook_id IS NOT NULL
 ), gates AS (
-  -- Pace (docs/deliveries.md, "Pace"), kept in the webhook's row so every replica obeys it together:
-  -- a receiver's pause (throttled_until, from a 429 or 503 with Retry-After) takes none of its rows, and
-  -- a rate limit is a token bucket (pace_tokens as of pace_at, refilled at rate_limit_per_second up to
-  -- rate_limit_burst; never used, it starts full). A paced webhook's row is locked, SKIP LOCKED: a
-  -- replica claiming it at this moment is passed over, never waited for; it is paced by its next claim.
+  -- Pace (docs/deliveries.md, "Pace"), the same for every replica: a receiver's pause (the webhook's
+  -- throttled_until, from a 429 or 503 with Retry-After) takes none of its rows, and a rate limit is a
+  -- token bucket in the webhook's pace row (migration 021: tokens as of refilled_at, refilled at
+  -- rate_limit_per_second up to rate_limit_burst). That row is the one this claim locks to pace the
+  -- webhook, SKIP LOCKED: a replica claiming it at this moment is passed over, never waited for (and
+  -- the webhook's own row, which edits and auto-disable lock, is only read).
   SELECT w.id AS webhook_id, w.rate_limit_per_second IS NOT NULL AS paced, p.tokens
     FROM unfinished_webhooks u
     JOIN webhooks w ON w.id = u.webhook_id
     LEFT JOIN LATERAL (
-      SELECT LEAST(l.rate_limit_burst, COALESCE(l.pace_tokens, l.rate_limit_burst) + l.rate_limit_per_second
-                   * GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - COALESCE(l.pace_at, clock_timestamp())))) AS tokens
-        FROM webhooks l
-       WHERE l.id = w.id AND l.rate_limit_per_second IS NOT NULL
+      SELECT LEAST(w.rate_limit_burst, b.tokens + w.rate_limit_per_second
+                   * GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - b.refilled_at))) AS tokens
+        FROM webhook_pace b
+       WHERE b.webhook_id = w.id AND w.rate_limit_per_second IS NOT NULL
          FOR NO KEY UPDATE SKIP LOCKED
     ) p ON true
    WHERE NOT COALESCE(w.throttled_until > clock_timestamp(), false)
      AND (w.rate_limit_per_second IS NULL OR p.tokens IS NOT NULL)
+), new_buckets AS (
+  -- A webhook whose limit an older replica set has no pace row yet: a full one, used from the next claim.
+  INSERT INTO webhook_pace (webhook_id, tokens, refilled_at)
+  SELECT w.id, w.rate_limit_burst, clock_timestamp()
+    FROM unfinished_webhooks u
+    JOIN webhooks w ON w.id = u.webhook_id
+   WHERE w.rate_limit_per_second IS NOT NULL
+     AND NOT EXISTS (SELECT 1 FROM webhook_pace b WHERE b.webhook_id = w.id)
+   ORDER BY w.id
+  ON CONFLICT (webhook_id) DO NOTHING
 ), eligible AS (
   -- Those a row may go to now: within their allowance and their whole tokens, restricted ones only
   -- while the restricted budget lasts.
@@ -99,12 +110,12 @@ WITH RECURSIVE unfinished_webhooks (webhook_id) AS (
    WHERE d.id = ANY (ARRAY(SELECT id FROM chosen))
   RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number, d.rollout_id, d.body, d.body_headers
 ), pace_taken AS (
-  -- What the claim took from each paced webhook's bucket (its row locked by `gates`).
-  UPDATE webhooks w
-     SET pace_tokens = g.tokens - (SELECT count(*) FROM claimed c WHERE c.webhook_id = g.webhook_id),
-         pace_at = clock_timestamp()
+  -- What the claim took from each paced webhook's bucket (its pace row, locked by `gates`).
+  UPDATE webhook_pace b
+     SET tokens = g.tokens - (SELECT count(*) FROM claimed c WHERE c.webhook_id = g.webhook_id),
+         refilled_at = clock_timestamp()
     FROM gates g
-   WHERE w.id = g.webhook_id AND g.paced
+   WHERE b.webhook_id = g.webhook_id AND g.paced
 )
 -- The claimed rows with what a send needs (worker.ts, ClaimedDelivery in claim.ts). `shape` is null for
 -- a webhook that chose nothing but the default; else its format, signature scheme and headers, with the
