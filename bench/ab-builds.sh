@@ -45,4 +45,4 @@ for pair in $(seq 1 "$pairs"); do
     (cd "${build#*:}" && BENCH_ROUNDS=1 BENCH_ONLY="$only" npx tsx bench/delivery.ts >"$runs/$name-$pair.log" 2>&1)
   done
 done
-npx tsx "$root/bench/ab-table.ts" "$runs"
+npx tsx "$root/bench/ab-table.ts" "$runs" $(for build in "${builds[@]}"; do echo "${build%%:*}"; done)
