@@ -37,12 +37,14 @@ export const claimSessionSettings = {
 };
 
 /**
- * A worker's turn: records finished outcomes and what they set off (sql/record-outcomes.sql), then
- * claims up to `claim.limit` due deliveries (sql/claim.sql), each statement prepared once per
- * connection. Two statements, not one: the claim then never shares a transaction with the record's
- * locks (the record waits for webhook rows in id order, the claim never waits), so the two cannot
- * deadlock, and a claim sees the rows just recorded as finished (a rollout's next event may go). Run
- * it on connections with claimSessionSettings.
+ * A worker's turn: records finished outcomes and what they set off (sql/record-outcomes.sql) and claims
+ * up to `claim.limit` due deliveries (sql/claim.sql), each statement prepared once per connection. The
+ * two run side by side, each on a connection of `db` (a pool) and in a transaction of its own: a turn
+ * waits for one round trip, not two, and the claim never shares a transaction with the record's locks
+ * (the record waits for webhook rows in id order, the claim waits for nothing), so they cannot
+ * deadlock. The claim leaves the rows being recorded alone. Should the record fail once the claim
+ * succeeded, the claimed rows go back to the queue at once and the record's error is thrown (the worker
+ * keeps the outcomes for its next turn). Run it on connections with claimSessionSettings.
  */
 export async function recordAndClaim(
   db: Queryable,
@@ -51,14 +53,32 @@ export async function recordAndClaim(
   claim: ClaimRequest,
   policy: OutcomePolicy,
 ): Promise<ClaimedDelivery[]> {
-  if (outcomes.length > 0) await record(db, outcomes, policy, true);
-  if (claim.limit <= 0) return [];
-  const { rows } = await db.query<ClaimedDelivery>({
+  const recording = outcomes.length > 0 ? record(db, outcomes, policy, true) : Promise.resolve();
+  if (claim.limit <= 0) {
+    await recording;
+    return [];
+  }
+  const claiming = db.query<ClaimedDelivery>({
     name: claimStatement.name,
     text: claimStatement.text,
-    values: claimValues(workerId, claim),
+    values: claimValues(
+      workerId,
+      claim,
+      outcomes.map((o) => o.id),
+    ),
   });
-  return rows;
+  const [recorded, claimed] = await Promise.allSettled([recording, claiming]);
+  if (recorded.status === "rejected") {
+    if (claimed.status === "fulfilled" && claimed.value.rows.length > 0)
+      await releaseClaimsOf(
+        db,
+        workerId,
+        claimed.value.rows.map((row) => row.id),
+      ).catch(() => {});
+    throw recorded.reason;
+  }
+  if (claimed.status === "rejected") throw claimed.reason;
+  return claimed.value.rows;
 }
 
 async function record(

@@ -392,7 +392,7 @@ export class DeliveryWorker {
       this.paceWake.claimed(claimed);
       this.startReady();
       // A rollout's next event, held back by the one just recorded (sql/claim.sql), is claimable now:
-      // a turn that only recorded did not look for it.
+      // the claim that ran beside the record still saw that one unfinished.
       if (outcomes.some((o) => o.holdsLaterEvents)) this.wake();
       if (claimLimit > 0) {
         // A short claim means the queue is drained, except for rows held back by a webhook's limit or
