@@ -207,7 +207,11 @@ export function createDeliveryEngine(options: {
         shape: leasedShape(target, delivery),
       });
       observeOutcome({ webhook_id: target.id, event_type: delivery.eventType }, outcome);
-      await recordOutcomes(pool, [{ id: delivery.id, outcome, deliveredAtMs: Date.now() }]);
+      await recordOutcomes(
+        pool,
+        [{ id: delivery.id, outcome, deliveredAtMs: Date.now() }],
+        options.outcomePolicy,
+      );
       return outcome;
     } finally {
       slot.release(outcome);
@@ -219,7 +223,7 @@ export function createDeliveryEngine(options: {
     lease: { workerId, leaseMs: settings.leaseMs },
     start: () => worker.start(),
     wake: () => worker.wake(),
-    handOverLease: () => worker.handOverLease(options.outcomePolicy.appliesTo),
+    handOverLease: () => worker.handOverLease(),
     handOver: (deliveries) => worker.takeHandedOver(deliveries),
     stuckSends: () => worker.stuckSends(),
     reserveSend: (projectId, webhookId) => synchronous.reserve(projectId, webhookId),

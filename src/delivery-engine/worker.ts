@@ -195,7 +195,7 @@ export class DeliveryWorker {
    * what each webhook may be given now, a restricted one nothing. None before start, once stopping, and
    * when rows may not wait for a slot (a lease too short to claim ahead).
    */
-  handOverLease(countedBy: string): HandOver | undefined {
+  handOverLease(): HandOver | undefined {
     const limit = this.options.concurrency - this.slots.inUse() - this.slots.waiting.length;
     if (this.lifecycle !== "running" || this.claimAhead === 0 || limit <= 0) return undefined;
     const plan = this.limits.plan();
@@ -203,7 +203,7 @@ export class DeliveryWorker {
     for (const [id, { allowance, restricted }] of plan.allowances)
       allowances.set(id, restricted ? 0 : allowance);
     const { workerId, leaseMs } = this.options;
-    return { workerId, leaseMs, limit, allowances, defaultAllowance: plan.defaultAllowance, countedBy };
+    return { workerId, leaseMs, limit, allowances, defaultAllowance: plan.defaultAllowance };
   }
 
   /**
@@ -377,8 +377,8 @@ export class DeliveryWorker {
       for (const delivery of claimed) this.slots.claimed(delivery, claimedAtMs);
       this.paceWake.claimed(claimed);
       this.startReady();
-      // A rollout's next event, held back by the one just recorded (rollout-order.ts), is claimable now:
-      // this statement's claim still saw that one unfinished.
+      // A rollout's next event, held back by the one just recorded (sql/claim.sql), is claimable now:
+      // the claim that ran beside the record still saw that one unfinished.
       if (outcomes.some((o) => o.holdsLaterEvents)) this.wake();
       if (claimLimit > 0) {
         // A short claim means the queue is drained, except for rows held back by a webhook's limit or

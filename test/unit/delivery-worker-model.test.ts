@@ -142,7 +142,7 @@ class HandOver implements fc.AsyncCommand<Model, Real> {
   ) {}
   check = () => true;
   async run(model: Model, real: Real) {
-    const lease = real.worker.handOverLease("true");
+    const lease = real.worker.handOverLease();
     if (lease === undefined) return;
     const allowance = lease.allowances.get(this.webhookId) ?? lease.defaultAllowance;
     const count = Math.min(this.count, lease.limit, allowance);
@@ -344,7 +344,7 @@ async function quiesce(model: Model, real: Real) {
     // Nothing due is left: every row was claimed and finished, but those left to their lease.
     expect(queue.due.map((d) => d.id)).toEqual([]);
     expect([...queue.claimed.keys()].sort()).toEqual([...model.thrown].sort());
-    expect(worker.handOverLease("true")?.limit).toBe(concurrency);
+    expect(worker.handOverLease()?.limit).toBe(concurrency);
   }
 }
 

@@ -213,11 +213,11 @@ describe("DeliveryWorker's lifecycle", () => {
   });
 
   it("offers an emit its free slots only while running", async () => {
-    expect(worker.handOverLease("true")).toBeUndefined();
+    expect(worker.handOverLease()).toBeUndefined();
     await worker.start();
-    expect(worker.handOverLease("true")).toMatchObject({ workerId: "worker-1", limit: 16 });
+    expect(worker.handOverLease()).toMatchObject({ workerId: "worker-1", limit: 16 });
     void worker.stop(1_000);
-    expect(worker.handOverLease("true")).toBeUndefined();
+    expect(worker.handOverLease()).toBeUndefined();
   });
 });
 
