@@ -6,6 +6,12 @@
 -- waiting as an automatic retry): the claim asks the partial index below, one probe per candidate.
 -- Null for deliveries of no rollout (test events, replays), which wait for nothing and hold nothing.
 -- The columns never change after the insert, so claims stay HOT updates (001).
+--
+-- The three tables are locked first, a webhook before its deliveries: the order in which deleting a
+-- webhook takes them (its trigger deletes the deliveries, 003). Altering deliveries first and webhooks
+-- last deadlocked with an older replica deleting a webhook during an upgrade (Postgres then failed the
+-- delete: a 500 from that replica's API). Locked up front, the delete waits for this migration instead.
+LOCK TABLE webhooks, deliveries, scheduled_retries IN ACCESS EXCLUSIVE MODE;
 ALTER TABLE deliveries
   ADD COLUMN rollout_id bigint,
   ADD COLUMN rollout_position smallint;
