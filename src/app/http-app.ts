@@ -19,6 +19,11 @@ import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
 import type { Logger } from "../logger.js";
 import { registerProjectRoutes } from "../projects/routes.js";
 import { version } from "../version.js";
+import {
+  defaultPreviewSettings,
+  PreviewAdmission,
+  type PreviewSettings,
+} from "../webhooks/preview-admission.js";
 import { registerWebhookRoutes } from "../webhooks/routes.js";
 import type { WebhookSecrets } from "../webhooks/store.js";
 import { defaultReadyTimeoutMs, defaultRetryDelaysMs } from "./config.js";
@@ -49,6 +54,8 @@ export interface AppDependencies {
   metrics?: MetricsEndpointSettings;
   /** AUTH_FAILURES_PER_MINUTE: refused credentials per source before it is paced; unset, no pacing. */
   authFailuresPerMinute?: number;
+  /** PREVIEWS_PER_PROJECT_*: a project's share of previews; unset, the defaults. */
+  previews?: PreviewSettings;
   /** /readyz's database check, on a pool of its own (the service's); unset, one on `pool` (tests). */
   databaseReady?: DatabaseReadiness;
 }
@@ -77,6 +84,7 @@ export function createApp({
   retryDelaysMs = defaultRetryDelaysMs,
   metrics = {},
   authFailuresPerMinute,
+  previews = defaultPreviewSettings,
   databaseReady = databaseReadiness(pool, defaultReadyTimeoutMs),
 }: AppDependencies): Express {
   const app = express();
@@ -95,6 +103,7 @@ export function createApp({
     destinationPolicy,
     perProjectLimit: webhooksPerProjectLimit,
     secrets,
+    previews: new PreviewAdmission(previews),
   });
   registerTestEventRoutes(api, registry, pool, engine);
   registerDeliveryRoutes(api, registry, pool, engine);
