@@ -3,6 +3,7 @@ import {
   checkTemplate,
   closeTemplateThreads,
   isJsonType,
+  templateThreadsRunning,
   renderTemplate,
   TemplateSyntaxError,
   templateLimits,
@@ -147,6 +148,17 @@ describe("templates that do not parse", () => {
     expect((await syntaxErrorOf(deep)).message).toMatch(/nests block tags 1800 deep/);
     const liquidTag = `{% liquid\n${"if true\n".repeat(40)}echo 1\n${"endif\n".repeat(40)}%}`;
     expect((await syntaxErrorOf(liquidTag)).message).toMatch(/nests block tags 40 deep/);
+  });
+
+  it("checks a source once: a repeat is answered from what the first check found, with no thread", async () => {
+    const source = "{{ payload.url }} checked once";
+    await checkTemplate(source);
+    const broken = "{% if %} checked once";
+    const first = await syntaxErrorOf(broken);
+    await closeTemplateThreads();
+    await checkTemplate(source);
+    expect(await syntaxErrorOf(broken)).toMatchObject({ message: first.message, line: 1 });
+    expect(templateThreadsRunning()).toBe(0);
   });
 
   it("does not count a comment's content as nesting", async () => {
