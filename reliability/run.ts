@@ -13,6 +13,7 @@ import {
   twoReplicasOneKilled,
 } from "./scenarios.js";
 import { slowloris } from "./slowloris.js";
+import { templateBomb } from "./template-bomb.js";
 import { tenantStorm } from "./tenant-storm.js";
 
 // `npm run reliability`: the real service (built), real Postgres, real receivers on loopback, one
@@ -32,6 +33,7 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["slowloris", slowloris],
   ["tenant-storm", tenantStorm],
   ["rollout-storm", rolloutStorm],
+  ["template-bomb", templateBomb],
 ];
 
 const only = process.argv.slice(2);

@@ -271,7 +271,7 @@ export const configSchema = z.object({
   TEMPLATE_THREADS: wholeNumber(1, 64)
     .default(1)
     .describe(
-      "Threads that parse and render webhook templates (each started on first use), so that no template holds the event loop; a template still running after 1,000 ms is stopped by ending its thread. One renders thousands of templates a second.",
+      "Threads that parse and render webhook templates (each started on first use), so that no template holds the event loop; a render still running after 750 ms is stopped by ending its thread. One renders thousands of templates a second.",
     ),
   TEMPLATE_THREAD_IDLE_MS: wholeNumber(1_000, 86_400_000)
     .default(60_000)

@@ -18,10 +18,18 @@ export const templateLimits = {
    */
   renderMs: 250,
   /**
-   * The hard bound: a template thread's task (parse and render, the render tried twice) that runs this
-   * long is stopped by ending its thread, whatever piece it is in (template-pool.ts).
+   * The hard bound: a render on a template thread (with its parse, unless cached, and liquidjs's second
+   * try) that runs this long is stopped by ending its thread, whatever piece it is in (template-pool.ts).
+   * Above twice `renderMs`, so that liquidjs's own limit, which names the line, is met first wherever
+   * it can be.
    */
-  stopMs: 1_000,
+  stopMs: 750,
+  /**
+   * The same for a parse alone (a template checked where it is accepted): bounded by the source's size
+   * (a unique 32 KB source parses in a few hundred milliseconds on a busy machine), so this bound only
+   * catches what that does not foresee.
+   */
+  parseStopMs: 2_000,
   /** A template stopped at `stopMs` is not run again for this long: it fails at once meanwhile. */
   stoppedMemoryMs: 60_000,
   /** liquidjs `memoryLimit`: what the memory-sensitive filters and ranges may allocate, in its units. */

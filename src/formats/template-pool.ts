@@ -13,8 +13,8 @@ export interface TemplatePoolSettings {
   threads: number;
   /** A thread idle this long ends, and its memory with it. */
   idleMs: number;
-  /** A task running this long is stopped: its thread is terminated. */
-  stopMs: number;
+  /** A task running this long is stopped, its thread terminated: a render, and a parse alone (check). */
+  stopMs: { render: number; check: number };
 }
 
 /** How a task ended that its thread could not answer. */
@@ -133,8 +133,11 @@ export class TemplatePool {
     const job = thread.job as Job;
     thread.deadline = setTimeout(() => {
       this.end(thread)?.reject(new TemplateThreadFailure("stopped"));
+      // Its replacement starts now rather than with the next task (a new thread takes some 100 ms to
+      // load the engine): the caller of a stopped template, a preview, usually asks again at once.
+      if (this.waiting.length === 0) this.startThread();
       this.dispatch();
-    }, this.settings.stopMs);
+    }, this.settings.stopMs[job.task.kind]);
     thread.worker.postMessage(job.task);
   }
 

@@ -12,7 +12,11 @@ export { TemplateSyntaxError } from "./types.js";
 // test events, replays and deliveries all render here, so one bound holds for all of them, and no
 // template holds the event loop that every tenant's requests share.
 
-const defaults: TemplatePoolSettings = { threads: 1, idleMs: 60_000, stopMs: templateLimits.stopMs };
+const defaults: TemplatePoolSettings = {
+  threads: 1,
+  idleMs: 60_000,
+  stopMs: { render: templateLimits.stopMs, check: templateLimits.parseStopMs },
+};
 let pool: TemplatePool | undefined;
 let settings = defaults;
 
@@ -76,7 +80,7 @@ export async function checkTemplate(source: string): Promise<void> {
     if (answer === "stopped" || answer === "memory") {
       // Not remembered: a parse bounded by the size limit ran past the deadline only on a stalled machine.
       const why =
-        answer === "stopped" ? `took longer than ${templateLimits.stopMs} ms` : "used too much memory";
+        answer === "stopped" ? `took longer than ${templateLimits.parseStopMs} ms` : "used too much memory";
       throw new TemplateSyntaxError(`The template ${why} to parse; make it smaller.`, null);
     }
     outcome = answer.ok ? true : { message: answer.message, line: answer.line };

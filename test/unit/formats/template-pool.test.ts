@@ -19,7 +19,7 @@ afterEach(async () => {
 
 describe("template threads", { timeout: 30_000 }, () => {
   it("start on first use and end when idle", async () => {
-    pool = new TemplatePool({ threads: 1, idleMs: 200, stopMs: 5_000 });
+    pool = new TemplatePool({ threads: 1, idleMs: 200, stopMs: { render: 5_000, check: 5_000 } });
     expect(pool.size).toBe(0);
     const answer = await pool.run(render("{{ payload.project_name }}"));
     expect(answer).toEqual({ ok: true, rendered: { contentType: "text/plain", body: "shop" } });
@@ -29,7 +29,7 @@ describe("template threads", { timeout: 30_000 }, () => {
   });
 
   it("stop a runaway at the deadline; a task queued behind it runs in full on a new thread", async () => {
-    pool = new TemplatePool({ threads: 1, idleMs: 60_000, stopMs: 1_000 });
+    pool = new TemplatePool({ threads: 1, idleMs: 60_000, stopMs: { render: 1_000, check: 1_000 } });
     const stopped = pool.run(render(runaway)).catch((error: unknown) => error);
     const behind = pool.run(render("{{ payload.project_name }} behind"));
     const error = await stopped;
@@ -44,7 +44,7 @@ describe("template threads", { timeout: 30_000 }, () => {
   });
 
   it("answer a template's own errors as data, and check sources", async () => {
-    pool = new TemplatePool({ threads: 2, idleMs: 60_000, stopMs: 5_000 });
+    pool = new TemplatePool({ threads: 2, idleMs: 60_000, stopMs: { render: 5_000, check: 5_000 } });
     const [syntax, fine] = await Promise.all([
       pool.run({ kind: "check", template: "a\n{% if %}" }),
       pool.run({ kind: "check", template: "{{ payload.url }}" }),

@@ -3,10 +3,10 @@ import {
   checkTemplate,
   closeTemplateThreads,
   isJsonType,
-  templateThreadsRunning,
   renderTemplate,
   TemplateSyntaxError,
   templateLimits,
+  templateThreadsRunning,
 } from "../../../src/formats/template.js";
 import { renderInThread } from "../../../src/formats/template-engine.js";
 import { RenderError } from "../../../src/formats/types.js";
