@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blackholedDatabase } from "./blackhole.js";
 import { hostileAfterRestart, hostileNewWebhook } from "./hostile-scenarios.js";
+import { previewFlood } from "./preview-flood.js";
 import { rolloutStorm } from "./rollout-storm.js";
 import {
   databaseOutage,
@@ -34,6 +35,7 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["tenant-storm", tenantStorm],
   ["rollout-storm", rolloutStorm],
   ["template-bomb", templateBomb],
+  ["preview-flood", previewFlood],
 ];
 
 const only = process.argv.slice(2);

@@ -19,18 +19,19 @@ export const templateLimits = {
   renderMs: 250,
   /**
    * The hard bound: a render on a template thread (with its parse, unless cached, and liquidjs's second
-   * try) that runs this long is stopped by ending its thread, whatever piece it is in (template-pool.ts).
+   * try) is stopped by ending its thread, whatever piece it is in (template-pool.ts), once it has used
+   * `cpuMs` of processor time, or `wallMs` passed however little of it it computed (a busy machine).
    * Above twice `renderMs`, so that liquidjs's own limit, which names the line, is met first wherever
    * it can be.
    */
-  stopMs: 750,
+  stop: { cpuMs: 750, wallMs: 1_500 },
   /**
    * The same for a parse alone (a template checked where it is accepted): bounded by the source's size
    * (a unique 32 KB source parses in a few hundred milliseconds on a busy machine), so this bound only
    * catches what that does not foresee.
    */
-  parseStopMs: 2_000,
-  /** A template stopped at `stopMs` is not run again for this long: it fails at once meanwhile. */
+  parseStop: { cpuMs: 2_000, wallMs: 5_000 },
+  /** A template stopped by `stop` is not run again for this long: it fails at once meanwhile. */
   stoppedMemoryMs: 60_000,
   /** liquidjs `memoryLimit`: what the memory-sensitive filters and ranges may allocate, in its units. */
   memory: 4_000_000,

@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { type TaskLimit, watchTask } from "./template-deadline.js";
 import type { TemplateAnswer, TemplateTask } from "./template-task.js";
 
 // Threads that parse and render templates, so that no template holds the process's event loop, and a
@@ -13,8 +14,8 @@ export interface TemplatePoolSettings {
   threads: number;
   /** A thread idle this long ends, and its memory with it. */
   idleMs: number;
-  /** A task running this long is stopped, its thread terminated: a render, and a parse alone (check). */
-  stopMs: { render: number; check: number };
+  /** When a task is stopped, its thread terminated: a render, and a parse alone (check). */
+  limits: Record<TemplateTask["kind"], TaskLimit>;
 }
 
 /** How a task ended that its thread could not answer. */
@@ -39,7 +40,8 @@ interface Thread {
   /** Terminated, or about to be: no longer counted or given work. */
   ending: boolean;
   job: Job | undefined;
-  deadline: NodeJS.Timeout | undefined;
+  /** Cancels the watch on its task's time (template-deadline.ts). */
+  unwatch: (() => void) | undefined;
   idle: NodeJS.Timeout | undefined;
 }
 
@@ -103,7 +105,7 @@ export class TemplatePool {
       ready: false,
       ending: false,
       job: undefined,
-      deadline: undefined,
+      unwatch: undefined,
       idle: undefined,
     };
     this.threads.add(thread);
@@ -128,16 +130,16 @@ export class TemplatePool {
     return thread;
   }
 
-  /** Sends the thread its job; the deadline counts from here, once the thread has started. */
+  /** Sends the thread its job; its time counts from here, once the thread has started. */
   private post(thread: Thread): void {
     const job = thread.job as Job;
-    thread.deadline = setTimeout(() => {
+    thread.unwatch = watchTask(thread.worker, this.settings.limits[job.task.kind], () => {
       this.end(thread)?.reject(new TemplateThreadFailure("stopped"));
       // Its replacement starts now rather than with the next task (a new thread takes some 100 ms to
       // load the engine): the caller of a stopped template, a preview, usually asks again at once.
       if (this.waiting.length === 0) this.startThread();
       this.dispatch();
-    }, this.settings.stopMs[job.task.kind]);
+    });
     thread.worker.postMessage(job.task);
   }
 
@@ -149,7 +151,8 @@ export class TemplatePool {
 
   /** The thread's job, taken from it (once), its deadline cleared. */
   private release(thread: Thread): Job | undefined {
-    clearTimeout(thread.deadline);
+    thread.unwatch?.();
+    thread.unwatch = undefined;
     const { job } = thread;
     thread.job = undefined;
     return job;

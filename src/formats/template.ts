@@ -15,7 +15,7 @@ export { TemplateSyntaxError } from "./types.js";
 const defaults: TemplatePoolSettings = {
   threads: 1,
   idleMs: 60_000,
-  stopMs: { render: templateLimits.stopMs, check: templateLimits.parseStopMs },
+  limits: { render: templateLimits.stop, check: templateLimits.parseStop },
 };
 let pool: TemplatePool | undefined;
 let settings = defaults;
@@ -50,7 +50,9 @@ const stopped = new LRUCache<string, true>({
   ttl: templateLimits.stoppedMemoryMs,
 });
 
-const stoppedMessage = `it ran longer than the ${templateLimits.stopMs} ms a template may run, and was stopped`;
+const { stop, parseStop } = templateLimits;
+/** Why a stopped render failed, as its delivery's record says (docs/formats.md, Limits and errors). */
+export const stoppedMessage = `it ran longer than a template may (${stop.cpuMs} ms of processor time, ${stop.wallMs} ms in all), and was stopped`;
 const stoppedBeforeMessage = `${stoppedMessage} (it was stopped so within the last minute, and is not run again until that minute has passed)`;
 const memoryMessage = "it used more memory than a template may use, and was stopped";
 
@@ -80,7 +82,9 @@ export async function checkTemplate(source: string): Promise<void> {
     if (answer === "stopped" || answer === "memory") {
       // Not remembered: a parse bounded by the size limit ran past the deadline only on a stalled machine.
       const why =
-        answer === "stopped" ? `took longer than ${templateLimits.parseStopMs} ms` : "used too much memory";
+        answer === "stopped"
+          ? `took longer than ${parseStop.cpuMs} ms of processor time (or ${parseStop.wallMs} ms in all)`
+          : "used too much memory";
       throw new TemplateSyntaxError(`The template ${why} to parse; make it smaller.`, null);
     }
     outcome = answer.ok ? true : { message: answer.message, line: answer.line };

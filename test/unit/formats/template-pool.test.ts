@@ -12,6 +12,7 @@ const render = (template: string) =>
 const terms = Array.from({ length: 200 }, () => "x == 0").join(" or ");
 const runaway = `{{ (1..20000) | where_exp: "x", "${terms}" | size }}`;
 
+const generous = { cpuMs: 5_000, wallMs: 10_000 };
 let pool: TemplatePool | undefined;
 afterEach(async () => {
   await pool?.close();
@@ -19,7 +20,7 @@ afterEach(async () => {
 
 describe("template threads", { timeout: 30_000 }, () => {
   it("start on first use and end when idle", async () => {
-    pool = new TemplatePool({ threads: 1, idleMs: 200, stopMs: { render: 5_000, check: 5_000 } });
+    pool = new TemplatePool({ threads: 1, idleMs: 200, limits: { render: generous, check: generous } });
     expect(pool.size).toBe(0);
     const answer = await pool.run(render("{{ payload.project_name }}"));
     expect(answer).toEqual({ ok: true, rendered: { contentType: "text/plain", body: "shop" } });
@@ -29,7 +30,11 @@ describe("template threads", { timeout: 30_000 }, () => {
   });
 
   it("stop a runaway at the deadline; a task queued behind it runs in full on a new thread", async () => {
-    pool = new TemplatePool({ threads: 1, idleMs: 60_000, stopMs: { render: 1_000, check: 1_000 } });
+    pool = new TemplatePool({
+      threads: 1,
+      idleMs: 60_000,
+      limits: { render: { cpuMs: 1_000, wallMs: 3_000 }, check: generous },
+    });
     const stopped = pool.run(render(runaway)).catch((error: unknown) => error);
     const behind = pool.run(render("{{ payload.project_name }} behind"));
     const error = await stopped;
@@ -44,7 +49,7 @@ describe("template threads", { timeout: 30_000 }, () => {
   });
 
   it("answer a template's own errors as data, and check sources", async () => {
-    pool = new TemplatePool({ threads: 2, idleMs: 60_000, stopMs: { render: 5_000, check: 5_000 } });
+    pool = new TemplatePool({ threads: 2, idleMs: 60_000, limits: { render: generous, check: generous } });
     const [syntax, fine] = await Promise.all([
       pool.run({ kind: "check", template: "a\n{% if %}" }),
       pool.run({ kind: "check", template: "{{ payload.url }}" }),

@@ -206,7 +206,7 @@ describe("hostile templates are bounded and fail with a RenderError", { timeout:
     setTimeout(() => order.push("timer fired"), 10);
     const error = await rendering;
     expect(error.message).toBe(
-      `The template failed to render: it ran longer than the ${templateLimits.stopMs} ms a template may run, and was stopped`,
+      `The template failed to render: it ran longer than a template may (${templateLimits.stop.cpuMs} ms of processor time, ${templateLimits.stop.wallMs} ms in all), and was stopped`,
     );
     expect(order).toEqual(["timer fired", "bomb answered"]);
     // Remembered: the same template fails at once for a while instead of holding a thread again.
