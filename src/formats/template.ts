@@ -108,6 +108,9 @@ export async function renderTemplate(input: FormatInput): Promise<RenderedBody> 
     template: input.template,
     envelope: input.envelope as unknown as Record<string, unknown>,
     contentType: input.templateContentType,
+  }).catch((error: Error) => {
+    // A fault of the thread, not of the template: still only this delivery fails, and its record says so.
+    throw new RenderError(`The template could not be rendered: a template thread failed (${error.message}).`);
   });
   if (answer === "stopped") throw new RenderError(`The template failed to render: ${stoppedMessage}`);
   if (answer === "memory") throw new RenderError(`The template failed to render: ${memoryMessage}`);

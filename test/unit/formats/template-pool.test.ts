@@ -62,4 +62,18 @@ describe("template threads", { timeout: 30_000 }, () => {
     });
     expect(fine).toEqual({ ok: true });
   });
+
+  it("refuse the task of a thread that fails, and start another for the next", async () => {
+    const failing = new URL(
+      `data:text/javascript,${encodeURIComponent(
+        'import { parentPort } from "node:worker_threads"; parentPort.on("message", () => { throw new Error("a fault of ours"); }); parentPort.postMessage({ ready: true });',
+      )}`,
+    );
+    pool = new TemplatePool(
+      { threads: 1, idleMs: 60_000, limits: { render: generous, check: generous } },
+      { url: failing, execArgv: [] },
+    );
+    await expect(pool.run({ kind: "check", template: "x" })).rejects.toThrow("a fault of ours");
+    await expect(pool.run({ kind: "check", template: "y" })).rejects.toThrow("a fault of ours");
+  });
 });
