@@ -30,7 +30,7 @@ export interface PreviewAttackResult {
   answered: number[];
   /** Answers of status 429 without a Retry-After of whole seconds ≥ 1. */
   withoutRetryAfter: number;
-  /** Answers of status 200 whose `error` was not `expectedError` (when given). */
+  /** Answers of status 200 whose `error` was not `expectedError` (when given), and the messages of 4xx other than 429. */
   unexpected: string[];
   elapsedMs: number;
 }
@@ -63,6 +63,7 @@ export async function attackWithPreviews(
             if (expected !== null && body.error !== expected) result.unexpected.push(String(body.error ?? "rendered"));
           }
           if (res.status === 429 && !(Number(res.headers.get("retry-after")) >= 1)) result.withoutRetryAfter += 1;
+          if (res.status >= 400 && res.status !== 429) result.unexpected.push(res.status + " " + String(body.error?.message ?? ""));
         } catch {
           result.statuses.error = (result.statuses.error ?? 0) + 1;
         }

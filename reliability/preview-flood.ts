@@ -63,7 +63,8 @@ export async function previewFlood(): Promise<Figure[]> {
     const paceAllows = perMinute + Math.ceil((burst.elapsedMs / 60_000) * perMinute) + 1;
     process.stderr.write(
       `preview-flood: ${result.summary}; A ${JSON.stringify(result.attacks.map((r) => r.statuses))}; ` +
-        `burst of 400 in ${burst.elapsedMs} ms: ${JSON.stringify(burst.statuses)}\n`,
+        `burst of 400 in ${burst.elapsedMs} ms: ${JSON.stringify(burst.statuses)}; ` +
+        `other answers: ${JSON.stringify([...new Set([...result.attacks, burst].flatMap((r) => r.unexpected.filter((u) => !u.startsWith("The template failed to render"))))])}\n`,
     );
     const all = [...result.attacks, burst];
     return [
