@@ -1,6 +1,7 @@
 // Rendering cost of the delivery formats: microseconds per body for each chat card (the docs' example
 // event and a hostile one, every text field far past every limit) and for a Liquid template, parsed
-// cold and from the parse cache. One process, no I/O: what a format adds to each delivery's CPU.
+// cold and from the parse cache, in this thread and through a template thread (the hop every render
+// takes, formats/template-pool.ts). One process, no I/O: what a format adds to each delivery's CPU.
 // Run: npx tsx bench/formats.ts   Env: BENCH_ROUNDS (5), BENCH_CALLS (2000 per round).
 import { exampleEnvelope, exampleTemplate } from "../scripts/docs/format-examples.js";
 import { renderDiscord } from "../src/formats/discord.js";
@@ -8,7 +9,8 @@ import type { Envelope } from "../src/formats/envelope.js";
 import { renderGoogleChat } from "../src/formats/googlechat.js";
 import { renderMsTeams } from "../src/formats/msteams.js";
 import { renderSlack } from "../src/formats/slack.js";
-import { parseTemplate, renderTemplate } from "../src/formats/template.js";
+import { closeTemplateThreads, renderTemplate } from "../src/formats/template.js";
+import { parseTemplate, renderInThread } from "../src/formats/template-engine.js";
 import type { FormatInput } from "../src/formats/types.js";
 import { hostileEnvelope } from "../test/unit/formats/events.js";
 
@@ -52,9 +54,24 @@ rows.push([
 ]);
 rows.push(["template parse, cached", await perCall(() => parseTemplate(exampleTemplate))]);
 rows.push([
-  "template render (cached parse)",
+  "template render in this thread (cached parse)",
+  await perCall(() => renderInThread(exampleTemplate, exampleEnvelope("succeeded") as never, null)),
+]);
+rows.push([
+  "template render on a template thread, one at a time",
   await perCall(() => renderTemplate(input(exampleEnvelope("succeeded"), exampleTemplate))),
 ]);
+// Many renders waiting at once (the sends in flight of a burst): the thread's throughput.
+const batch = 64;
+rows.push([
+  `template render on a template thread, ${batch} at once (per render)`,
+  await perCall(async (i) => {
+    if (i % batch !== 0) return;
+    const envelope = exampleEnvelope("succeeded");
+    await Promise.all(Array.from({ length: batch }, () => renderTemplate(input(envelope, exampleTemplate))));
+  }),
+]);
+await closeTemplateThreads();
 
 console.log(`median of ${rounds} rounds of ${calls} calls, µs per call (Node ${process.version})`);
-for (const [name, us] of rows) console.log(`${name.padEnd(32)} ${us.toFixed(1).padStart(8)}`);
+for (const [name, us] of rows) console.log(`${name.padEnd(60)} ${us.toFixed(1).padStart(8)}`);

@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blackholedDatabase } from "./blackhole.js";
 import { hostileAfterRestart, hostileNewWebhook } from "./hostile-scenarios.js";
+import { previewFlood } from "./preview-flood.js";
 import { rolloutStorm } from "./rollout-storm.js";
 import {
   databaseOutage,
@@ -13,6 +14,7 @@ import {
   twoReplicasOneKilled,
 } from "./scenarios.js";
 import { slowloris } from "./slowloris.js";
+import { templateBomb } from "./template-bomb.js";
 import { tenantStorm } from "./tenant-storm.js";
 
 // `npm run reliability`: the real service (built), real Postgres, real receivers on loopback, one
@@ -32,6 +34,8 @@ const scenarios: [string, () => Promise<Figure[]>][] = [
   ["slowloris", slowloris],
   ["tenant-storm", tenantStorm],
   ["rollout-storm", rolloutStorm],
+  ["template-bomb", templateBomb],
+  ["preview-flood", previewFlood],
 ];
 
 const only = process.argv.slice(2);

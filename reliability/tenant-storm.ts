@@ -51,7 +51,7 @@ async function startSilentReceiver() {
   };
 }
 
-async function call(base: string, key: string, method: string, pathname: string, body?: unknown) {
+export async function call(base: string, key: string, method: string, pathname: string, body?: unknown) {
   const res = await fetch(`${base}/api${pathname}`, {
     method,
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -73,7 +73,11 @@ async function tenant(base: string, slug: string, url: string) {
 }
 
 /** B's reads, one after another for `ms` (or until `until` settles): their latencies, and how many failed (not 200, or 10 s). */
-async function readsOfB(base: string, b: { project: number; key: string }, ms: number | Promise<unknown>) {
+export async function readsOfB(
+  base: string,
+  b: { project: number; key: string },
+  ms: number | Promise<unknown>,
+) {
   const latencies: number[] = [];
   let failed = 0;
   let ended = false;
@@ -96,7 +100,7 @@ async function readsOfB(base: string, b: { project: number; key: string }, ms: n
   return { latencies, failed };
 }
 
-function percentile(values: number[], q: number): number {
+export function percentile(values: number[], q: number): number {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
 }

@@ -50,7 +50,12 @@ async function bundleServer(): Promise<void> {
   const { build } = await import("esbuild");
   rmSync(at("dist/server"), { recursive: true, force: true });
   await build({
-    entryPoints: [at("dist/src/cli/main.js")],
+    // The template threads' entry (src/formats/template-pool.ts starts it beside itself, as
+    // ./template-thread.js): an entry of its own, so a thread loads liquidjs and not the service.
+    entryPoints: {
+      main: at("dist/src/cli/main.js"),
+      "template-thread": at("dist/src/formats/template-thread.js"),
+    },
     outdir: at("dist/server"),
     bundle: true,
     splitting: true,

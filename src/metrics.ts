@@ -73,6 +73,12 @@ export const metrics = {
     labelNames: ["limit"] as const,
     registers: [shared],
   }),
+  previewsRefused: new client.Counter({
+    name: `${prefix}previews_refused_total`,
+    help: "Previews answered 429, by the bound they would have gone over",
+    labelNames: ["limit"] as const,
+    registers: [shared],
+  }),
   eventsEmitted: new client.Counter({
     name: `${prefix}events_emitted_total`,
     help: "Events recorded, by event type",

@@ -14,6 +14,7 @@ import type { KubernetesMode } from "../operator/kube-config.js";
 import type { OperatorConfig } from "../operator/manager.js";
 import { type WorkloadKind, workloadKinds } from "../operator/rollouts/workload-kinds.js";
 import type { SecretKeysConfig } from "../secrets/keys.js";
+import { defaultPreviewSettings, type PreviewSettings } from "../webhooks/preview-admission.js";
 import { metricsTokenMinLength, metricsTokenOf } from "./metrics-token.js";
 
 // Every setting the process reads, parsed once at start-up. Each service receives only the part it
@@ -299,6 +300,27 @@ export const configSchema = z.object({
     .describe(
       "The same over a day, which bounds what a project's test events and replays can store: this many times `RETENTION_DAYS` records per replica (`0`: no bound).",
     ),
+  // Templates and their previews (docs/formats.md, Limits and errors; docs/api.md, Preview).
+  TEMPLATE_THREADS: wholeNumber(1, 64)
+    .default(1)
+    .describe(
+      "Threads that parse and render webhook templates (each started on first use), so that no template holds the event loop; a render still running after 750 ms is stopped by ending its thread. One renders thousands of templates a second.",
+    ),
+  TEMPLATE_THREAD_IDLE_MS: wholeNumber(1_000, 86_400_000)
+    .default(60_000)
+    .describe(
+      "A template thread that rendered nothing for this long ends, and gives its memory back (about 10 MiB resident each); the next template starts one again.",
+    ),
+  PREVIEWS_PER_PROJECT_CONCURRENCY: wholeNumber(1, 1_000)
+    .default(defaultPreviewSettings.perProjectConcurrency)
+    .describe(
+      "Previews (`POST …/webhooks/preview`, `…/webhooks/{id}/preview`) of one project rendering at once, per replica. One more answers 429 with `Retry-After`.",
+    ),
+  PREVIEWS_PER_PROJECT_PER_MINUTE: wholeNumber(0, 1_000_000)
+    .default(defaultPreviewSettings.perProjectPerMinute)
+    .describe(
+      "Pace of one project's previews per replica: a token bucket of this many, refilled evenly over a minute (`0`: no pace). Over it: 429 with `Retry-After`.",
+    ),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv
     .default(true)
     .describe(
@@ -502,6 +524,9 @@ export interface Config {
   /** False for `workers`: this replica serves the API only and sends just replays and test events. */
   delivery: DeliverySettings & { workers: boolean };
   metrics: { token: string | undefined; cacheMs: number };
+  /** The template threads (formats/template.ts). */
+  templates: { threads: number; idleMs: number };
+  previews: PreviewSettings;
 }
 
 export class ConfigError extends Error {}
@@ -638,6 +663,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         perProjectPerMinute: e.SYNC_SENDS_PER_PROJECT_PER_MINUTE,
         perProjectPerDay: e.SYNC_SENDS_PER_PROJECT_PER_DAY,
       },
+    },
+    templates: { threads: e.TEMPLATE_THREADS, idleMs: e.TEMPLATE_THREAD_IDLE_MS },
+    previews: {
+      perProjectConcurrency: e.PREVIEWS_PER_PROJECT_CONCURRENCY,
+      perProjectPerMinute: e.PREVIEWS_PER_PROJECT_PER_MINUTE,
     },
     metrics: {
       token: metricsTokenSettingOf(e.METRICS_TOKEN, e.METRICS_TOKEN_FILE),

@@ -23,6 +23,11 @@ import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
 import type { Logger } from "../logger.js";
 import { registerProjectRoutes } from "../projects/routes.js";
 import { version } from "../version.js";
+import {
+  defaultPreviewSettings,
+  PreviewAdmission,
+  type PreviewSettings,
+} from "../webhooks/preview-admission.js";
 import { registerWebhookRoutes } from "../webhooks/routes.js";
 import type { WebhookSecrets } from "../webhooks/store.js";
 import { defaultReadyTimeoutMs, defaultRetryDelaysMs } from "./config.js";
@@ -57,6 +62,8 @@ export interface AppDependencies {
   trustedProxies?: BlockList | undefined;
   /** API_KEY_CACHE_TTL_MS; unset, 0 (every request queries the database). */
   apiKeyCacheTtlMs?: number;
+  /** PREVIEWS_PER_PROJECT_*: a project's share of previews; unset, the defaults. */
+  previews?: PreviewSettings;
   /** /readyz's database check, on a pool of its own (the service's); unset, one on `pool` (tests). */
   databaseReady?: DatabaseReadiness;
 }
@@ -87,6 +94,7 @@ export function createApp({
   authFailuresPerMinute,
   trustedProxies,
   apiKeyCacheTtlMs = 0,
+  previews = defaultPreviewSettings,
   databaseReady = databaseReadiness(pool, defaultReadyTimeoutMs),
 }: AppDependencies): Express {
   const app = express();
@@ -111,6 +119,7 @@ export function createApp({
     destinationPolicy,
     perProjectLimit: webhooksPerProjectLimit,
     secrets,
+    previews: new PreviewAdmission(previews),
   });
   registerTestEventRoutes(api, registry, pool, engine);
   registerDeliveryRoutes(api, registry, pool, engine);

@@ -9,6 +9,7 @@ import { createPool, type Pool } from "../db/pool.js";
 import { databaseReadiness } from "../db/readiness.js";
 import { destinationPolicyOf } from "../delivery-engine/destination-policy.js";
 import { createDeliveryEngine, type DeliveryEngine } from "../delivery-engine/engine.js";
+import { closeTemplateThreads, configureTemplateThreads } from "../formats/template.js";
 import { boundConnections, boundedServerOptions } from "../http/connection-bounds.js";
 import type { Logger } from "../logger.js";
 import { loadKubeConfig, operatorNamespace } from "../operator/kube-config.js";
@@ -74,6 +75,7 @@ export async function startService(
 ): Promise<RunningService> {
   // First: a missing key is a configuration error, reported before anything touches the database.
   const box = await loadSecretBox(config.secretKeys, logger);
+  configureTemplateThreads(config.templates);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.database.url;
   if (!databaseUrl) {
@@ -204,6 +206,7 @@ export async function startService(
     authFailuresPerMinute: config.http.authFailuresPerMinute,
     trustedProxies: config.http.trustedProxies?.ranges,
     apiKeyCacheTtlMs: config.http.apiKeyCacheTtlMs,
+    previews: config.previews,
   });
   const { bounds } = config.http;
   const server = createServer(boundedServerOptions(bounds), app);
@@ -236,7 +239,7 @@ export async function startService(
       await retention.stop();
       await closeServer(server, config.shutdownTimeoutMs);
       await engine.stop(config.shutdownTimeoutMs);
-      await Promise.all([pool.end(), readyPool.end(), leaderPool?.end()]);
+      await Promise.all([pool.end(), readyPool.end(), leaderPool?.end(), closeTemplateThreads()]);
       await embedded?.stop();
       logger.info("stopped");
     },

@@ -1,16 +1,8 @@
 import { LiquidError } from "liquidjs";
 import { templateLimits } from "./template-limits.js";
+import { TemplateSyntaxError } from "./types.js";
 
-/** A template that does not parse, or breaks a bound of its source; `line` is 1-based when known. */
-export class TemplateSyntaxError extends Error {
-  override name = "TemplateSyntaxError";
-  constructor(
-    message: string,
-    readonly line: number | null,
-  ) {
-    super(message);
-  }
-}
+export { TemplateSyntaxError };
 
 // liquidjs's messages for its own limits and for the tags we removed, said in our words.
 const limitMessages: [RegExp, string][] = [

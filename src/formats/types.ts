@@ -41,3 +41,14 @@ export interface RenderedBody {
 export class RenderError extends Error {
   override name = "RenderError";
 }
+
+/** A template that does not parse, or breaks a bound of its source; `line` is 1-based when known. */
+export class TemplateSyntaxError extends Error {
+  override name = "TemplateSyntaxError";
+  constructor(
+    message: string,
+    readonly line: number | null,
+  ) {
+    super(message);
+  }
+}

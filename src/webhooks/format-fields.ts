@@ -7,7 +7,7 @@ import {
   maxHeaderNameLength,
   maxHeaderValueLength,
 } from "../formats/custom-header-rules.js";
-import { parseTemplate, TemplateSyntaxError } from "../formats/template.js";
+import { checkTemplate, TemplateSyntaxError } from "../formats/template.js";
 import { templateLimits } from "../formats/template-limits.js";
 import { type DeliveryFormat, deliveryFormats } from "../formats/types.js";
 import { z } from "../http/openapi.js";
@@ -174,13 +174,14 @@ const conflicting = (message: string) => new ConflictError(`${message}.`);
  * whole: a template exactly for the template format, and one that parses. Switching away from the
  * template format drops the stored template unless the request names it. In an update, a request that
  * is fine by itself but does not fit the stored webhook (a template for a webhook of another format, the
- * template format for one without a template) is a conflict (409), not bad input.
+ * template format for one without a template) is a conflict (409), not bad input. The template is parsed
+ * on a template thread (formats/template.ts), never on the event loop.
  */
-export function resolveFormatSettings(
+export async function resolveFormatSettings(
   body: FormatBody,
   stored: FormatSettings,
   options: { updating: boolean } = { updating: false },
-): FormatSettings {
+): Promise<FormatSettings> {
   const format = body.format ?? stored.format;
   let template = body.template !== undefined ? body.template : stored.template;
   if (format !== "template") {
@@ -199,7 +200,7 @@ export function resolveFormatSettings(
     throw invalid("body.template", message);
   } else {
     try {
-      parseTemplate(template);
+      await checkTemplate(template);
     } catch (error) {
       // The parser's message names the line when it knows it ("Line 3: …").
       if (error instanceof TemplateSyntaxError) {

@@ -7,6 +7,7 @@ import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
 import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { type PreviewResult, previewDelivery } from "./preview.js";
+import type { PreviewAdmission } from "./preview-admission.js";
 import { draftPreviewBody, previewBody, previewSchema } from "./preview-schemas.js";
 import { webhookParams } from "./schemas.js";
 import { requireProjectWebhook } from "./service.js";
@@ -17,7 +18,8 @@ const description =
   "Renders an example event of `event_type` (default deployment.succeeded) with the webhook's format, " +
   "signature scheme and custom headers, through the same code a delivery is sent with, and answers the " +
   "body and headers. Sends nothing and records nothing. A format that cannot render the event answers 200 " +
-  "with `error` and a null body.";
+  "with `error` and a null body. A project has a few previews at once and a pace per minute " +
+  "(PREVIEWS_PER_PROJECT_CONCURRENCY, PREVIEWS_PER_PROJECT_PER_MINUTE); over either, 429 with Retry-After.";
 
 /** The preview operations (docs/api.md, Preview): of a stored webhook, and of a draft. */
 export function registerPreviewRoutes(
@@ -25,6 +27,7 @@ export function registerPreviewRoutes(
   registry: OpenAPIRegistry,
   pool: Pool,
   secrets: WebhookSecrets,
+  admission: PreviewAdmission,
 ): void {
   addRoute(router, registry, {
     method: "post",
@@ -35,7 +38,10 @@ export function registerPreviewRoutes(
     description,
     params: webhookParams,
     body: previewBody,
-    responses: { 200: { description: "The rendered request", schema: previewSchema } },
+    responses: {
+      200: { description: "The rendered request", schema: previewSchema },
+      429: { description: "The project's previews are over their share or pace; see Retry-After" },
+    },
     handler: async ({ params, body, auth }): Promise<{ status: 200; body: PreviewResult }> => {
       const { project, webhook } = await requireProjectWebhook(
         pool,
@@ -43,22 +49,24 @@ export function registerPreviewRoutes(
         params.project_id,
         params.webhook_id,
       );
-      let secret: string | null = null;
-      try {
-        secret = webhook.secret === null ? null : secrets.open(webhook.secret);
-      } catch {
-        const error = "the webhook secret cannot be decrypted with this service's keys";
-        return {
-          status: 200,
-          body: { event_type: body.event_type, content_type: null, headers: {}, body: null, error },
+      return admission.within(project.id, async () => {
+        let secret: string | null = null;
+        try {
+          secret = webhook.secret === null ? null : secrets.open(webhook.secret);
+        } catch {
+          const error = "the webhook secret cannot be decrypted with this service's keys";
+          return {
+            status: 200,
+            body: { event_type: body.event_type, content_type: null, headers: {}, body: null, error },
+          };
+        }
+        const subject = {
+          settings: formatSettingsOf(webhook),
+          secret,
+          customHeaderNames: webhook.header_names,
         };
-      }
-      const subject = {
-        settings: formatSettingsOf(webhook),
-        secret,
-        customHeaderNames: webhook.header_names,
-      };
-      return { status: 200, body: await previewDelivery(project, subject, body.event_type) };
+        return { status: 200, body: await previewDelivery(project, subject, body.event_type) };
+      });
     },
   });
 
@@ -71,15 +79,21 @@ export function registerPreviewRoutes(
     description: `${description} The request holds the fields of a webhook create (none required), as a form has them before saving; they are checked as a create checks them.`,
     params: projectParams,
     body: draftPreviewBody,
-    responses: { 200: { description: "The rendered request", schema: previewSchema } },
+    responses: {
+      200: { description: "The rendered request", schema: previewSchema },
+      429: { description: "The project's previews are over their share or pace; see Retry-After" },
+    },
     handler: async ({ params, body, auth }) => {
       const project = await requireProject(pool, auth, params.project_id);
-      const subject = {
-        settings: resolveFormatSettings(body, defaultFormatSettings),
-        secret: body.secret ?? null,
-        customHeaderNames: Object.keys(body.headers ?? {}).sort(),
-      };
-      return { status: 200, body: await previewDelivery(project, subject, body.event_type) };
+      // Within the share: the draft's template is parsed (checked) on the template threads too.
+      return admission.within(project.id, async () => {
+        const subject = {
+          settings: await resolveFormatSettings(body, defaultFormatSettings),
+          secret: body.secret ?? null,
+          customHeaderNames: Object.keys(body.headers ?? {}).sort(),
+        };
+        return { status: 200 as const, body: await previewDelivery(project, subject, body.event_type) };
+      });
     },
   });
 

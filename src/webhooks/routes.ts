@@ -7,6 +7,7 @@ import { addRoute } from "../http/route.js";
 import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
 import { toWebhookJson } from "./presenter.js";
+import type { PreviewAdmission } from "./preview-admission.js";
 import { registerPreviewRoutes } from "./preview-routes.js";
 import {
   eventTypeSchema,
@@ -26,10 +27,10 @@ export function registerWebhookRoutes(
   router: Router,
   registry: OpenAPIRegistry,
   pool: Pool,
-  options: WebhookWriteOptions,
+  options: WebhookWriteOptions & { previews: PreviewAdmission },
 ): void {
   // Registered in this order, which is the order of the operations in the OpenAPI document.
-  registerPreviewRoutes(router, registry, pool, options.secrets);
+  registerPreviewRoutes(router, registry, pool, options.secrets, options.previews);
   addRoute(router, registry, {
     method: "get",
     path: "/webhook-event-types",

@@ -65,7 +65,7 @@ export function addCreateWebhookRoute(
       await requireProject(pool, auth, params.project_id);
       assertDestinationAllowed(body.url, destinationPolicy);
       const changes = policyChanges(body);
-      const formatSettings = resolveFormatSettings(body, defaultFormatSettings);
+      const formatSettings = await resolveFormatSettings(body, defaultFormatSettings);
       const row = await insertWebhookWithinLimit(pool, secrets, perProjectLimit, {
         projectId: params.project_id,
         url: body.url,
@@ -122,7 +122,7 @@ export function addUpdateWebhookRoute(
         ...fields,
         ...policyChanges(body),
         formatSettings: formatFieldsGiven(body)
-          ? resolveFormatSettings(body, formatSettingsOf(stored), { updating: true })
+          ? await resolveFormatSettings(body, formatSettingsOf(stored), { updating: true })
           : undefined,
         headers,
       });

@@ -35,19 +35,22 @@ async function migratedThrough(db: Pool, lastId: number): Promise<void> {
   }
 }
 
-const waitingOnLocks = async (db: Pool, query: string): Promise<number> =>
-  (
-    await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE wait_event_type = 'Lock' AND query LIKE $1 AND datname = current_database()`,
-      [`${query}%`],
-    )
-  ).rows[0].n;
+async function waitingOnLocks(db: Pool, query: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE wait_event_type = 'Lock' AND query LIKE $1 AND datname = current_database()`,
+    [`${query}%`],
+  );
+  return rows[0]?.n ?? 0;
+}
 
 it("lets an older replica delete a webhook while migration 020 alters webhooks and deliveries", async () => {
   const database = await createTestDatabase({ empty: true });
   cleanups.push(() => database.drop());
-  const [migrator, holder, oldReplica, observer] = [1, 2, 3, 4].map(() => pool(database.url));
+  const migrator = pool(database.url);
+  const holder = pool(database.url);
+  const oldReplica = pool(database.url);
+  const observer = pool(database.url);
   await migratedThrough(migrator, 19);
   const project = await oldReplica.query<{ id: string }>(
     "INSERT INTO projects (name, slug) VALUES ('Shop', 'shop') RETURNING id",
@@ -55,7 +58,7 @@ it("lets an older replica delete a webhook while migration 020 alters webhooks a
   const webhook = await oldReplica.query<{ id: string }>(
     `INSERT INTO webhooks (project_id, url, events, enabled)
      VALUES ($1, 'http://127.0.0.1:9/hook', '{deployment.created}', true) RETURNING id`,
-    [project.rows[0].id],
+    [project.rows[0]?.id],
   );
 
   const held = await holder.connect();
@@ -68,10 +71,11 @@ it("lets an older replica delete a webhook while migration 020 alters webhooks a
     const { rows } = await observer.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'scheduled_retries'::regclass AND NOT granted`,
     );
-    saw(rows[0].n);
-    return rows[0].n > 0 ? true : undefined;
+    const waiting = rows[0]?.n ?? 0;
+    saw(waiting);
+    return waiting > 0 ? true : undefined;
   });
-  const deleting = oldReplica.query("DELETE FROM webhooks WHERE id = $1", [webhook.rows[0].id]);
+  const deleting = oldReplica.query("DELETE FROM webhooks WHERE id = $1", [webhook.rows[0]?.id]);
   await waitUntil("the delete to wait for a lock", async (saw) => {
     const n = await waitingOnLocks(observer, "DELETE FROM webhooks");
     saw(n);

@@ -1,6 +1,6 @@
 import type { V1Secret } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { parseTemplate } from "../../src/formats/template.js";
+import { checkTemplate } from "../../src/formats/template.js";
 import { validateWebhookSpec } from "../../src/operator/api/validate-spec.js";
 import type { WebhookSpec } from "../../src/operator/api/webhook-v1alpha1.js";
 import { ConfigurationProblem } from "../../src/operator/controllers/configuration-problem.js";
@@ -201,7 +201,7 @@ describe("webhookFieldsFromSpec with the template format's parser", () => {
 
   it("refuses a template that does not parse with InvalidTemplate naming the line", async () => {
     const spec = validSpec({ url: "https://h.example.com/x", format: "template", template: "ok\n{% if %}" });
-    const error = await webhookFieldsFromSpec(spec, "shop", getSecret, parseTemplate).catch(
+    const error = await webhookFieldsFromSpec(spec, "shop", getSecret, checkTemplate).catch(
       (e: unknown) => e,
     );
     expect(error).toMatchObject({
@@ -216,7 +216,7 @@ describe("webhookFieldsFromSpec with the template format's parser", () => {
       format: "template",
       template: "{{ event.event_type }}",
     });
-    expect((await webhookFieldsFromSpec(spec, "shop", getSecret, parseTemplate)).template).toBe(
+    expect((await webhookFieldsFromSpec(spec, "shop", getSecret, checkTemplate)).template).toBe(
       "{{ event.event_type }}",
     );
   });

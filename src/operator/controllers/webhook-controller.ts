@@ -3,7 +3,7 @@ import type { Pool } from "../../db/pool.js";
 import { findLastDelivery } from "../../deliveries/store.js";
 import type { DestinationPolicy } from "../../delivery-engine/destination-policy.js";
 import { signingKeyFromSecretValue } from "../../formats/signing-key.js";
-import { parseTemplate } from "../../formats/template.js";
+import { checkTemplate } from "../../formats/template.js";
 import type { Logger } from "../../logger.js";
 import type { ProjectRow } from "../../projects/store.js";
 import { goneReasonStart } from "../../webhooks/auto-disable.js";
@@ -116,7 +116,7 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
       const readSecret: SecretGetter = (secretName) => deps.readSecret(owner, namespace, secretName);
       await requireOptIn(readSecret, namespace, secretNames, deps.secretsWithoutLabel);
       const getSecret = optedInSecrets(readSecret, namespace, deps.secretsWithoutLabel);
-      const fields = await webhookFieldsFromSpec(spec, namespace, getSecret, parseTemplate);
+      const fields = await webhookFieldsFromSpec(spec, namespace, getSecret, checkTemplate);
       const refused = await destinationRefusal(fields.url, deps.destinationPolicy);
       if (refused !== null) {
         throw new ConfigurationProblem(

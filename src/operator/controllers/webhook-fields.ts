@@ -15,9 +15,10 @@ export type OwnedWebhookFields = {
 
 /**
  * Throws for a template that does not parse, with the line in `.line` when known: the template
- * format's own parser (formats/template.ts `parseTemplate`), handed in by the controller.
+ * format's own parser (formats/template.ts `checkTemplate`, on a template thread), handed in by the
+ * controller.
  */
-export type TemplateCheck = (source: string) => void;
+export type TemplateCheck = (source: string) => Promise<void>;
 
 /** The names of the Secrets a spec references for its address and headers (the signing one aside). */
 export function fieldSecretNames(spec: WebhookSpec): string[] {
@@ -39,7 +40,7 @@ export async function webhookFieldsFromSpec(
   getSecret: SecretGetter,
   checkTemplate?: TemplateCheck,
 ): Promise<OwnedWebhookFields> {
-  if (spec.template !== undefined && checkTemplate) templateProblem(spec.template, checkTemplate);
+  if (spec.template !== undefined && checkTemplate) await templateProblem(spec.template, checkTemplate);
   const filters = filtersFromSpec(spec.filters);
   const headers: Record<string, string> = {};
   for (const header of spec.headers ?? []) {
@@ -78,9 +79,9 @@ async function specUrl(spec: WebhookSpec, namespace: string, getSecret: SecretGe
 }
 
 /** A template that does not parse is Ready=False naming the line, as the API answers 400. */
-function templateProblem(source: string, checkTemplate: TemplateCheck) {
+async function templateProblem(source: string, checkTemplate: TemplateCheck): Promise<void> {
   try {
-    checkTemplate(source);
+    await checkTemplate(source);
   } catch (error) {
     // The parser's message names the line when it knows it ("Line 3: …"); `.line` alone is added.
     const line = (error as { line?: unknown }).line;

@@ -1,11 +1,14 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
+  checkTemplate,
+  closeTemplateThreads,
   isJsonType,
-  parseTemplate,
   renderTemplate,
   TemplateSyntaxError,
   templateLimits,
+  templateThreadsRunning,
 } from "../../../src/formats/template.js";
+import { renderInThread } from "../../../src/formats/template-engine.js";
 import { RenderError } from "../../../src/formats/types.js";
 import { eventOf } from "./events.js";
 
@@ -13,14 +16,15 @@ const envelope = eventOf("deployment.succeeded");
 const render = (template: string, templateContentType: string | null = "text/plain") =>
   renderTemplate({ envelope, template, templateContentType });
 
-function syntaxErrorOf(source: string): TemplateSyntaxError {
-  try {
-    parseTemplate(source);
-  } catch (error) {
-    if (error instanceof TemplateSyntaxError) return error;
-    throw error;
-  }
-  throw new Error("the template parsed");
+afterAll(closeTemplateThreads);
+
+async function syntaxErrorOf(source: string): Promise<TemplateSyntaxError> {
+  const error = await checkTemplate(source).then(
+    () => new Error("the template parsed"),
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(TemplateSyntaxError);
+  return error as TemplateSyntaxError;
 }
 
 async function renderErrorOf(
@@ -113,39 +117,52 @@ describe("templates that do not parse", () => {
     ["an unclosed tag, with its line", "line one\nline two\n{% if payload.url %}\nno end", 3],
     ["a malformed tag, with its line", "a\n\n\n{% for item %}{% endfor %}", 4],
     ["an unknown filter (strict filters)", "{{ payload.url | no_such_filter }}", 1],
-  ])("%s", (_name, source, line) => {
-    const error = syntaxErrorOf(source);
+  ])("%s", async (_name, source, line) => {
+    const error = await syntaxErrorOf(source);
     expect(error.line).toBe(line);
     expect(error.message).toMatch(new RegExp(`^Line ${line}: `));
   });
 
   it.each(['{% include "payload" %}', '{% render "other" %}', '{% layout "base" %}'])(
     "refuses %s: a template reads no other template",
-    (source) => {
-      expect(syntaxErrorOf(source).message).toMatch(/include, render, layout and block are not available/);
+    async (source) => {
+      expect((await syntaxErrorOf(source)).message).toMatch(
+        /include, render, layout and block are not available/,
+      );
     },
   );
 
-  it("refuses a source over the size bound", () => {
-    const error = syntaxErrorOf("x".repeat(templateLimits.sourceChars + 1));
+  it("refuses a source over the size bound", async () => {
+    const error = await syntaxErrorOf("x".repeat(templateLimits.sourceChars + 1));
     expect(error.message).toMatch(/at most 32768 are allowed/);
   });
 
-  it("refuses nesting deeper than the bound, counted inside {% liquid %} too", () => {
+  it("refuses nesting deeper than the bound, counted inside {% liquid %} too", async () => {
     const nested = (depth: number) => `${"{% if true %}".repeat(depth)}x${"{% endif %}".repeat(depth)}`;
-    expect(() => parseTemplate(nested(templateLimits.nestingDepth))).not.toThrow();
-    expect(syntaxErrorOf(nested(templateLimits.nestingDepth + 1)).message).toMatch(
+    await checkTemplate(nested(templateLimits.nestingDepth));
+    expect((await syntaxErrorOf(nested(templateLimits.nestingDepth + 1))).message).toMatch(
       /nests block tags 33 deep/,
     );
     // Deep enough to overflow a recursive parser's stack, and still inside the size bound.
     const deep = `${"{%if 1%}".repeat(1_800)}x${"{%endif%}".repeat(1_800)}`;
-    expect(syntaxErrorOf(deep).message).toMatch(/nests block tags 1800 deep/);
+    expect((await syntaxErrorOf(deep)).message).toMatch(/nests block tags 1800 deep/);
     const liquidTag = `{% liquid\n${"if true\n".repeat(40)}echo 1\n${"endif\n".repeat(40)}%}`;
-    expect(syntaxErrorOf(liquidTag).message).toMatch(/nests block tags 40 deep/);
+    expect((await syntaxErrorOf(liquidTag)).message).toMatch(/nests block tags 40 deep/);
   });
 
-  it("does not count a comment's content as nesting", () => {
-    expect(() => parseTemplate(`{% comment %}${"{% if x %}".repeat(100)}{% endcomment %}ok`)).not.toThrow();
+  it("checks a source once: a repeat is answered from what the first check found, with no thread", async () => {
+    const source = "{{ payload.url }} checked once";
+    await checkTemplate(source);
+    const broken = "{% if %} checked once";
+    const first = await syntaxErrorOf(broken);
+    await closeTemplateThreads();
+    await checkTemplate(source);
+    expect(await syntaxErrorOf(broken)).toMatchObject({ message: first.message, line: 1 });
+    expect(templateThreadsRunning()).toBe(0);
+  });
+
+  it("does not count a comment's content as nesting", async () => {
+    await checkTemplate(`{% comment %}${"{% if x %}".repeat(100)}{% endcomment %}ok`);
   });
 });
 
@@ -177,13 +194,35 @@ describe("hostile templates are bounded and fail with a RenderError", { timeout:
     expect(error.message).toMatch(message);
   });
 
+  it("stops the issue's one-piece bomb at the deadline, on a thread, with the event loop free", async () => {
+    // One filter chain is one piece: liquidjs's own time limit is never checked inside it (about 10 s).
+    const terms = Array.from({ length: 200 }, () => "x == 0").join(" or ");
+    const bomb = `{{ (1..20000) | where_exp: "x", "${terms}" | size }}`;
+    const order: string[] = [];
+    const rendering = renderErrorOf(bomb).then((error) => {
+      order.push("bomb answered");
+      return error;
+    });
+    setTimeout(() => order.push("timer fired"), 10);
+    const error = await rendering;
+    expect(error.message).toBe(
+      `The template failed to render: it ran longer than a template may (${templateLimits.stop.cpuMs} ms of processor time, ${templateLimits.stop.wallMs} ms in all), and was stopped`,
+    );
+    expect(order).toEqual(["timer fired", "bomb answered"]);
+    // Remembered: the same template fails at once for a while instead of holding a thread again.
+    expect((await renderErrorOf(bomb)).message).toMatch(
+      /was stopped \(it was stopped so within the last minute/,
+    );
+    expect((await render("{{ payload.project_name }} after the bomb")).body).toBe("shop after the bomb");
+  });
+
   it("counts the output in UTF-8 bytes, not characters", async () => {
     const times = (n: number) => `{% for i in (1..${n}) %}${"é".repeat(1000)}{% endfor %}`; // 2 bytes each
     expect(Buffer.byteLength((await render(times(131))).body)).toBe(262_000);
     expect((await renderErrorOf(times(132))).message).toMatch(/rendered more than 262144 bytes/); // 132,000 characters
   });
 
-  it("tries once more when a cheap render was only paused past the time limit (a GC, a busy machine)", async () => {
+  it("tries once more when a cheap render was only paused past the time limit (a GC, a busy machine)", () => {
     let reads = 0;
     const payload = {
       get project_name() {
@@ -195,11 +234,12 @@ describe("hostile templates are bounded and fail with a RenderError", { timeout:
         return "shop";
       },
     };
-    const rendered = await renderTemplate({
-      envelope: { ...envelope, payload },
-      template: "{{ payload.project_name }} to {{ event.event_type }}",
-      templateContentType: "text/plain",
-    });
+    // In this thread: a getter does not cross to a template thread.
+    const rendered = renderInThread(
+      "{{ payload.project_name }} to {{ event.event_type }}",
+      { ...envelope, payload },
+      "text/plain",
+    );
     expect(rendered.body).toBe("shop to deployment.succeeded");
     expect(reads).toBe(2);
   });

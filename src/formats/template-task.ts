@@ -1,0 +1,17 @@
+import type { RenderedBody } from "./types.js";
+
+// What the main thread asks of a template thread, and what it answers (template-pool.ts).
+
+export type TemplateTask =
+  | { kind: "check"; template: string }
+  | {
+      kind: "render";
+      template: string;
+      /** The event's envelope, as stored. */
+      envelope: { payload?: unknown } & Record<string, unknown>;
+      contentType: string | null;
+    };
+
+export type TemplateAnswer =
+  | { ok: true; rendered?: RenderedBody }
+  | { ok: false; kind: "syntax" | "render"; message: string; line: number | null };
