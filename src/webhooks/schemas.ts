@@ -1,7 +1,7 @@
 import { eventTypeNames } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { pageNumber, pageSize } from "../http/pagination.js";
-import { httpUrl, idParam, isoTimestamp } from "../http/schemas.js";
+import { httpUrl, idParam, isoTimestamp, numberError } from "../http/schemas.js";
 import { webhookFiltersInput } from "./filter-schemas.js";
 import { formatFields, formatReadFields, templateRule } from "./format-fields.js";
 import { paceReadFields, rateLimit } from "./rate-limit.js";
@@ -48,7 +48,7 @@ const retryPolicy = z
   .strictObject(
     {
       max_attempts: z
-        .number({ error: "retry_policy.max_attempts must be a number" })
+        .number({ error: numberError("retry_policy.max_attempts") })
         .int("retry_policy.max_attempts must be a whole number")
         .min(1, "retry_policy.max_attempts must be at least 1")
         .max(maxRetryAttempts, `retry_policy.max_attempts must be at most ${maxRetryAttempts}`),
@@ -66,12 +66,12 @@ const autoDisable = z
   .strictObject(
     {
       after_failures: z
-        .number({ error: "auto_disable.after_failures must be a number" })
+        .number({ error: numberError("auto_disable.after_failures") })
         .int("auto_disable.after_failures must be a whole number")
         .min(1, "auto_disable.after_failures must be at least 1")
         .max(1000, "auto_disable.after_failures must be at most 1000"),
       min_duration_seconds: z
-        .number({ error: "auto_disable.min_duration_seconds must be a number" })
+        .number({ error: numberError("auto_disable.min_duration_seconds") })
         .int("auto_disable.min_duration_seconds must be a whole number")
         .min(0, "auto_disable.min_duration_seconds must be at least 0")
         .max(2_592_000, "auto_disable.min_duration_seconds must be at most 2592000 (30 days)"),
