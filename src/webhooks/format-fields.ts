@@ -202,10 +202,31 @@ export function resolveFormatSettings(
   }
   return {
     format,
-    cloudeventsMode: body.cloudevents_mode ?? stored.cloudeventsMode,
+    cloudeventsMode: resolveCloudEventsMode(body, stored, format, options.updating),
     template,
     templateContentType:
       body.template_content_type !== undefined ? body.template_content_type : stored.templateContentType,
     signatureScheme: body.signature_scheme ?? stored.signatureScheme,
   };
+}
+
+/**
+ * The CloudEvents mode a webhook keeps: binary only with format cloudevents (a Slack webhook does not
+ * keep a mode it never uses). "structured", the default every other format reads back, is taken with
+ * any format, so that what a client read can be sent back; leaving the format drops a binary mode.
+ */
+function resolveCloudEventsMode(
+  body: FormatBody,
+  stored: FormatSettings,
+  format: DeliveryFormat,
+  updating: boolean,
+): CloudEventsMode {
+  if (format === "cloudevents") return body.cloudevents_mode ?? stored.cloudeventsMode;
+  if (body.cloudevents_mode === "binary") {
+    const message = `cloudevents_mode "binary" is only used with format "cloudevents" (format is "${format}")`;
+    if (updating && body.format === undefined)
+      throw conflicting(`The webhook's format is "${format}": ${message}`);
+    throw invalid("body.cloudevents_mode", message);
+  }
+  return "structured";
 }

@@ -8,11 +8,12 @@ import { requireProject } from "../projects/access.js";
 import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { toWebhookJson } from "./presenter.js";
 import { withRateLimit } from "./rate-limit.js";
+import { assertStandardWebhooksSigned, assertTemplateRenders } from "./save-checks.js";
 import { createWebhookBody, updateWebhookBody, webhookParams, webhookSchema } from "./schemas.js";
 import {
   assertDestinationAllowed,
   assertNotOwnedByResource,
-  requireWebhook,
+  requireProjectWebhook,
   webhookLimitReached,
   webhookNotFound,
 } from "./service.js";
@@ -62,10 +63,12 @@ export function addCreateWebhookRoute(
       },
     },
     handler: async ({ params, body, auth }) => {
-      await requireProject(pool, auth, params.project_id);
+      const project = await requireProject(pool, auth, params.project_id);
       assertDestinationAllowed(body.url, destinationPolicy);
       const changes = policyChanges(body);
       const formatSettings = resolveFormatSettings(body, defaultFormatSettings);
+      assertStandardWebhooksSigned(body, formatSettings.signatureScheme, undefined);
+      await assertTemplateRenders(project, formatSettings, body.events);
       const row = await insertWebhookWithinLimit(pool, secrets, perProjectLimit, {
         projectId: params.project_id,
         url: body.url,
@@ -114,16 +117,27 @@ export function addUpdateWebhookRoute(
       409: { description: "The webhook is managed by a Kubernetes Webhook resource" },
     },
     handler: async ({ params, body, auth }) => {
-      const stored = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
+      const { project, webhook: stored } = await requireProjectWebhook(
+        pool,
+        auth,
+        params.project_id,
+        params.webhook_id,
+      );
       assertNotOwnedByResource(stored);
       if (body.url !== undefined) assertDestinationAllowed(body.url, destinationPolicy);
+      const formatSettings = formatFieldsGiven(body)
+        ? resolveFormatSettings(body, formatSettingsOf(stored), { updating: true })
+        : undefined;
+      const settings = formatSettings ?? formatSettingsOf(stored);
+      assertStandardWebhooksSigned(body, settings.signatureScheme, { hasSecret: stored.secret !== null });
+      if (formatSettings !== undefined || body.events !== undefined) {
+        await assertTemplateRenders(project, settings, body.events ?? stored.events);
+      }
       const { headers, rate_limit, ...fields } = body;
       const updated = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
         ...fields,
         ...policyChanges(body),
-        formatSettings: formatFieldsGiven(body)
-          ? resolveFormatSettings(body, formatSettingsOf(stored), { updating: true })
-          : undefined,
+        formatSettings,
         headers,
       });
       const row = updated && (await withRateLimit(pool, updated, rate_limit));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProject, createWebhook } from "../support/api-fixtures.js";
+import { docSection } from "../support/docs.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // What a new user meets first: a mistake answered with what to do, and settings each valid alone that
@@ -61,5 +62,123 @@ describe("errors that say what to do", () => {
     [{ auto_disable: { min_duration_seconds: 5 } }, "auto_disable.after_failures is required"],
   ])("tells a missing number from one of the wrong type: %j", async (fields, message) => {
     expect(await refused("POST", webhooksPath(), { ...valid, ...fields }, 400)).toContain(message);
+  });
+});
+
+describe("settings that would fail every delivery are refused when saved", () => {
+  const standardWebhooks = { ...valid, signature_scheme: "standard-webhooks" };
+
+  it("refuses Standard Webhooks without a secret on create, and takes it with one", async () => {
+    for (const body of [standardWebhooks, { ...standardWebhooks, secret: null }]) {
+      const message = await refused("POST", webhooksPath(), body, 400);
+      expect(message).toMatch(
+        /^Invalid request: body\.secret: signature_scheme "standard-webhooks" needs a secret/,
+      );
+      expect(message).toContain('use signature_scheme "hmac-sha256"');
+    }
+    await createWebhook(service, projectId, { ...standardWebhooks, secret: "whsec-first-hour" });
+  });
+
+  it("refuses an update that would leave a Standard Webhooks webhook unsigned", async () => {
+    const unsigned = await createWebhook(service, projectId, valid);
+    const path = `${webhooksPath()}/${unsigned.id}`;
+    // The scheme on a webhook without a secret: the stored webhook is what is missing (409).
+    expect(await refused("PUT", path, { signature_scheme: "standard-webhooks" }, 409)).toMatch(
+      /^The webhook would be left without a secret: signature_scheme "standard-webhooks" needs a secret/,
+    );
+    expect(
+      await refused("PUT", path, { signature_scheme: "standard-webhooks", secret: null }, 400),
+    ).toContain("body.secret");
+    const signed = await service.api("PUT", path, {
+      body: { signature_scheme: "standard-webhooks", secret: "s1" },
+    });
+    expect(signed.status).toBe(200);
+    expect(await refused("PUT", path, { secret: null }, 409)).toContain("needs a secret");
+    // Leaving the scheme and removing the secret together is fine.
+    const back = await service.api("PUT", path, { body: { signature_scheme: "hmac-sha256", secret: null } });
+    expect(back.body).toMatchObject({ signature_scheme: "hmac-sha256", has_secret: false });
+  });
+
+  it("refuses a template whose output for an example event is not JSON, saying where", async () => {
+    const body = { ...valid, format: "template", template: '{"text": {{ event.event_type }}}' };
+    const message = await refused("POST", webhooksPath(), body, 400);
+    expect(message).toMatch(
+      /^Invalid request: body\.template: the example deployment\.succeeded event does not render to a body that can be sent: The template's output is not valid JSON( \(at [^)]+\))?, and the webhook declares application\/json\. Preview the webhook to see its output\.$/,
+    );
+    // The same text as plain text is sent as rendered; quoted, it is JSON.
+    await createWebhook(service, projectId, { ...body, template_content_type: "text/plain" });
+    await createWebhook(service, projectId, { ...body, template: '{"text": "{{ event.event_type }}"}' });
+  });
+
+  it("renders each subscribed deployment event: one that fails only for deployment.failed is refused", async () => {
+    const template = '{% if event.event_type == "deployment.failed" %}oops{% else %}{"ok": true}{% endif %}';
+    const body = {
+      ...valid,
+      format: "template",
+      template,
+      events: ["deployment.succeeded", "deployment.failed"],
+    };
+    expect(await refused("POST", webhooksPath(), body, 400)).toContain("the example deployment.failed event");
+    const succeededOnly = await createWebhook(service, projectId, {
+      ...body,
+      events: ["deployment.succeeded"],
+    });
+    // Subscribing it to deployment.failed later is refused the same way.
+    const path = `${webhooksPath()}/${succeededOnly.id}`;
+    expect(await refused("PUT", path, { events: ["deployment.failed"] }, 400)).toContain("deployment.failed");
+    // So is a content type that makes the stored template's output JSON it is not.
+    const text = await createWebhook(service, projectId, {
+      ...valid,
+      format: "template",
+      template: "Deployed {{ event.payload.environment }}",
+      template_content_type: "text/plain",
+    });
+    expect(
+      await refused(
+        "PUT",
+        `${webhooksPath()}/${text.id}`,
+        { template_content_type: "application/json" },
+        400,
+      ),
+    ).toContain("not valid JSON");
+  });
+
+  it("refuses a binary CloudEvents mode for another format, and drops it when the format changes", async () => {
+    const message = await refused(
+      "POST",
+      webhooksPath(),
+      { ...valid, format: "slack", cloudevents_mode: "binary" },
+      400,
+    );
+    expect(message).toBe(
+      'Invalid request: body.cloudevents_mode: cloudevents_mode "binary" is only used with format "cloudevents" (format is "slack")',
+    );
+    // What every other format reads back is taken, so a webhook read can be sent back.
+    const slack = await createWebhook(service, projectId, {
+      ...valid,
+      format: "slack",
+      cloudevents_mode: "structured",
+    });
+    const path = `${webhooksPath()}/${slack.id}`;
+    expect(await refused("PUT", path, { cloudevents_mode: "binary" }, 409)).toBe(
+      'The webhook\'s format is "slack": cloudevents_mode "binary" is only used with format "cloudevents" (format is "slack").',
+    );
+    const binary = await service.api("PUT", path, {
+      body: { format: "cloudevents", cloudevents_mode: "binary" },
+    });
+    expect(binary.body.cloudevents_mode).toBe("binary");
+    const back = await service.api("PUT", path, { body: { format: "slack" } });
+    expect(back.body).toMatchObject({ format: "slack", cloudevents_mode: "structured" });
+  });
+});
+
+describe("docs/formats.md", () => {
+  it("quotes the answer the service gives to its example of a template that is not JSON", async () => {
+    const { text } = docSection("### Limits and errors");
+    const [, template, message] =
+      /The template `([^`]+)` \(a trailing comma\) is answered:\n`([^`]+)`/.exec(text) ?? [];
+    expect(template).toBe('{"text": "{{ event.event_type }}",}');
+    const body = { ...valid, format: "template", template };
+    expect(await refused("POST", webhooksPath(), body, 400)).toBe(message);
   });
 });
