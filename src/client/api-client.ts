@@ -8,6 +8,7 @@ import type {
 } from "../deliveries/schemas.js";
 import { parseNextLink } from "../http/link-header.js";
 import type { createProjectBody, projectListSchema, projectSchema } from "../projects/schemas.js";
+import type { previewSchema } from "../webhooks/preview-schemas.js";
 import type {
   createWebhookBody,
   eventTypeSchema,
@@ -26,6 +27,7 @@ export type Delivery = z.infer<typeof deliverySchema>;
 export type RetryResult = z.infer<typeof retryResultSchema>;
 export type RecoverResult = z.infer<typeof recoverResultSchema>;
 export type TestEventResult = z.infer<typeof testEventResultSchema>;
+export type WebhookPreview = z.infer<typeof previewSchema>;
 export type Project = z.infer<typeof projectSchema>;
 export type ProjectList = z.infer<typeof projectListSchema>;
 
@@ -158,6 +160,15 @@ export class ApiClient {
     return this.#call({
       method: "post",
       url: `${webhookPath(projectId, webhookId)}/test`,
+      data: eventType === undefined ? {} : { event_type: eventType },
+    });
+  }
+
+  /** The request a delivery of an example event would make; nothing is sent. */
+  previewWebhook(projectId: number, webhookId: number, eventType?: string): Promise<WebhookPreview> {
+    return this.#call({
+      method: "post",
+      url: `${webhookPath(projectId, webhookId)}/preview`,
       data: eventType === undefined ? {} : { event_type: eventType },
     });
   }

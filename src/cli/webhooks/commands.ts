@@ -1,5 +1,5 @@
-import { type Command, Option } from "commander";
-import { DeliveryFailedError, usageError } from "../errors.js";
+import type { Command } from "commander";
+import { usageError } from "../errors.js";
 import { registerDeliveryCommands } from "./deliveries.js";
 import { addFilterOptions, type FilterOptions, filterFields } from "./filter-options.js";
 import { addFormatOptions, type FormatOptions, formatFields } from "./format-options.js";
@@ -15,7 +15,8 @@ import {
 } from "./options.js";
 import { emit } from "./output.js";
 import { addSecretOptions, resolveSecret, type SecretOptions } from "./secret.js";
-import { attemptFields, eventTypeTable, webhookFields, webhookTable } from "./views.js";
+import { registerTrialCommands } from "./trial.js";
+import { eventTypeTable, webhookFields, webhookTable } from "./views.js";
 
 interface PolicyOptions {
   retryMaxAttempts?: number | "off";
@@ -81,6 +82,10 @@ export function registerWebhookCommands(program: Command): void {
     ),
     { forUpdate: false },
   ).action(async (options: CreateOptions, command: Command) => {
+    // Checked before the request, so the message names the flag rather than the API's field.
+    if (options.format === "template" && options.templateFile === undefined) {
+      usageError(command, "--format template needs --template-file <path>, the Liquid template of the body");
+    }
     const { client, json } = connect(command);
     const secret = await resolveSecret(command, options, { readEnv: true });
     const webhook = await client.createWebhook(options.projectId, {
@@ -194,18 +199,6 @@ export function registerWebhookCommands(program: Command): void {
       emit(json, await client.listEventTypes(), eventTypeTable);
     });
 
-  webhooks
-    .command("test")
-    .description("send an example event to the webhook now and print the outcome (exit 1 if it failed)")
-    .addOption(projectIdOption())
-    .addOption(webhookIdOption())
-    .addOption(new Option("--event-type <name>", "a deployment.* event type (default: deployment.succeeded)"))
-    .action(async (options: WebhookRef & { eventType?: string }, command: Command) => {
-      const { client, json } = connect(command);
-      const result = await client.sendTestEvent(options.projectId, options.webhookId, options.eventType);
-      emit(json, result, attemptFields);
-      if (!result.success) throw new DeliveryFailedError(result.error_message);
-    });
-
+  registerTrialCommands(webhooks);
   registerDeliveryCommands(webhooks);
 }
