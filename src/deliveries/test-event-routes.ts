@@ -49,8 +49,8 @@ export function registerTestEventRoutes(
       "Sends an example envelope of `event_type` (one of the five `deployment.*` types, default " +
       "`deployment.succeeded`) to the webhook, waits for the receiver and returns the outcome. The payload " +
       "names the real project, with `deployment_id` 0 and environment `test`. Recorded as a delivery like " +
-      "any other; works on disabled webhooks and whatever the subscription. The body may be left out, or " +
-      "be empty with `Content-Type: application/json`. Over the bounds of test events and replays (in " +
+      "any other; works on disabled webhooks and whatever the subscription. The body may be left out, " +
+      "be empty with `Content-Type: application/json`, or be JSON null: each is taken as {}. Over the bounds of test events and replays (in " +
       "flight, pace) it answers 429 with `Retry-After`, and nothing is sent or recorded.",
     params: webhookParams,
     body: testEventBody,
