@@ -8,6 +8,7 @@ import type {
 } from "../deliveries/schemas.js";
 import { parseNextLink } from "../http/link-header.js";
 import type { createProjectBody, projectListSchema, projectSchema } from "../projects/schemas.js";
+import type { filterCheckSchema } from "../webhooks/filter-check-routes.js";
 import type { previewSchema } from "../webhooks/preview-schemas.js";
 import type {
   createWebhookBody,
@@ -28,6 +29,12 @@ export type RetryResult = z.infer<typeof retryResultSchema>;
 export type RecoverResult = z.infer<typeof recoverResultSchema>;
 export type TestEventResult = z.infer<typeof testEventResultSchema>;
 export type WebhookPreview = z.infer<typeof previewSchema>;
+export type FilterCheck = z.infer<typeof filterCheckSchema>;
+export interface ExampleWorkload {
+  kind?: string;
+  labels?: Record<string, string>;
+  environment?: string;
+}
 export type Project = z.infer<typeof projectSchema>;
 export type ProjectList = z.infer<typeof projectListSchema>;
 
@@ -170,6 +177,20 @@ export class ApiClient {
       method: "post",
       url: `${webhookPath(projectId, webhookId)}/preview`,
       data: eventType === undefined ? {} : { event_type: eventType },
+    });
+  }
+
+  /** Whether the webhook would get an event of the example workload, and why not; nothing is sent. */
+  checkWebhookFilters(
+    projectId: number,
+    webhookId: number,
+    workload: ExampleWorkload,
+    eventType?: string,
+  ): Promise<FilterCheck> {
+    return this.#call({
+      method: "post",
+      url: `${webhookPath(projectId, webhookId)}/filter-check`,
+      data: { ...(eventType === undefined ? {} : { event_type: eventType }), workload },
     });
   }
 

@@ -1,6 +1,7 @@
 import type {
   Delivery,
   EventTypeDescriptor,
+  FilterCheck,
   RecoverResult,
   RetryResult,
   TestEventResult,
@@ -190,4 +191,12 @@ export function previewDetails(preview: WebhookPreview): string {
     .map(([name, value]) => terminalSafe(`${name}: ${value}`))
     .join("\n");
   return [fields, formatBlock("request_headers", headers), formatBlock("body", preview.body)].join("\n");
+}
+
+/** Whether the webhook would get the example workload's event; each reason on a line of its own. */
+export function filterCheckFields(check: FilterCheck): string {
+  return formatFields([
+    ["would_deliver", check.would_deliver],
+    ...(check.reasons.length === 0 ? [] : [["reasons", check.reasons.join("\n")] as [string, unknown]]),
+  ]);
 }
