@@ -7,6 +7,7 @@ import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { webhookParams } from "../webhooks/schemas.js";
 import { requireProjectWebhook } from "../webhooks/service.js";
+import { maskUrlIn } from "../webhooks/url-secret.js";
 import { testEventResultSchema } from "./schemas.js";
 import { refuseEarly } from "./send-admission.js";
 import { sendTestEvent } from "./test-event.js";
@@ -72,7 +73,8 @@ export function registerTestEventRoutes(
         params.project_id,
         params.webhook_id,
       );
-      return { status: 200, body: await sendTestEvent(pool, engine, project, webhook, body.event_type) };
+      const result = await sendTestEvent(pool, engine, project, webhook, body.event_type);
+      return { status: 200, body: { ...result, error_message: maskUrlIn(result.error_message, webhook) } };
     },
   });
 }

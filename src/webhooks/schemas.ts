@@ -5,6 +5,7 @@ import { httpUrl, idParam, isoTimestamp, numberError } from "../http/schemas.js"
 import { webhookFiltersInput } from "./filter-schemas.js";
 import { formatFields, formatReadFields, templateRule } from "./format-fields.js";
 import { paceReadFields, rateLimit } from "./rate-limit.js";
+import { urlSecretField } from "./url-secret.js";
 
 export const webhookParams = z.object({
   project_id: idParam("project_id"),
@@ -98,6 +99,7 @@ export const createWebhookBody = z
     rate_limit: rateLimit.nullable().optional(),
     ...formatFields,
     filters: webhookFiltersInput.nullable().optional(),
+    url_secret: urlSecretField.optional(),
   })
   .openapi("CreateWebhook", templateRule.create);
 
@@ -127,6 +129,7 @@ export const updateWebhookBody = z
       .nullable()
       .optional()
       .openapi({ description: "Replaces the filters; null removes them (every subscribed event again)" }),
+    url_secret: urlSecretField.optional(),
   })
   .openapi("UpdateWebhook", templateRule.update);
 
@@ -167,6 +170,9 @@ export const webhookSchema = z
     // beside a $ref becomes an allOf, whose nullability generators drop (docs/api.md, Filters).
     filters: webhookFiltersInput.optional(),
     ...paceReadFields,
+    url_secret: z.literal(true).optional().openapi({
+      description: "Present (true) when the url is a secret: url is then shown as scheme://host/********",
+    }),
   })
   .openapi("Webhook");
 

@@ -18,6 +18,7 @@ import {
   webhookNotFound,
 } from "./service.js";
 import { formatSettingsOf, insertWebhookWithinLimit, updateWebhook, type WebhookSecrets } from "./store.js";
+import { urlOfUpdate, withUrlSecret } from "./url-secret.js";
 
 // The operations that write a webhook (create and update), apart from the reads and the delete in
 // routes.ts: each turns the API's fields into the store's.
@@ -84,7 +85,8 @@ export function addCreateWebhookRoute(
         filters: body.filters ?? null,
       });
       if (!row) throw webhookLimitReached(params.project_id, perProjectLimit);
-      return { status: 201, body: toWebhookJson(await withRateLimit(pool, row, body.rate_limit)) };
+      const paced = await withRateLimit(pool, row, body.rate_limit);
+      return { status: 201, body: toWebhookJson(await withUrlSecret(pool, paced, body.url_secret)) };
     },
   });
 }
@@ -124,7 +126,8 @@ export function addUpdateWebhookRoute(
         params.webhook_id,
       );
       assertNotOwnedByResource(stored);
-      if (body.url !== undefined) assertDestinationAllowed(body.url, destinationPolicy);
+      const url = urlOfUpdate(body, stored);
+      if (url !== undefined) assertDestinationAllowed(url, destinationPolicy);
       const formatSettings = formatFieldsGiven(body)
         ? resolveFormatSettings(body, formatSettingsOf(stored), { updating: true })
         : undefined;
@@ -133,14 +136,16 @@ export function addUpdateWebhookRoute(
       if (formatSettings !== undefined || body.events !== undefined) {
         await assertTemplateRenders(project, settings, body.events ?? stored.events);
       }
-      const { headers, rate_limit, ...fields } = body;
+      const { headers, rate_limit, url_secret, ...fields } = body;
       const updated = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
         ...fields,
+        url,
         ...policyChanges(body),
         formatSettings,
         headers,
       });
-      const row = updated && (await withRateLimit(pool, updated, rate_limit));
+      const paced = updated && (await withRateLimit(pool, updated, rate_limit));
+      const row = paced && (await withUrlSecret(pool, paced, url_secret));
       if (!row) throw webhookNotFound(params.project_id, params.webhook_id);
       return { status: 200, body: toWebhookJson(row) };
     },

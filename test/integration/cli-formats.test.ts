@@ -252,6 +252,34 @@ describe("webhooks create and update with format options", () => {
     }
   });
 
+  it("keeps a chat URL secret with --url-secret: list and show print it masked", async () => {
+    const created = await cliJson([
+      "hooks",
+      "create",
+      "--project-id",
+      String(projectId),
+      "--url",
+      "https://hooks.slack.example/services/T0/B0/cliSecretToken",
+      "--url-secret",
+      "--events",
+      "deployment.succeeded",
+      "--format",
+      "slack",
+    ]);
+    expect(created).toMatchObject({ url: "https://hooks.slack.example/********", url_secret: true });
+    for (const command of [["list"], ["show", "--webhook-id", String(created.id)]]) {
+      const printed = await runCli({ baseUrl: service.baseUrl, apiKey: service.adminKey }, [
+        "hooks",
+        ...command,
+        "--project-id",
+        String(projectId),
+      ]);
+      expect(printed.code).toBe(0);
+      expect(printed.stdout).toContain("https://hooks.slack.example/********");
+      expect(printed.stdout).not.toContain("cliSecretToken");
+    }
+  });
+
   it("refuses a header without = as a usage error (exit 2)", async () => {
     const result = await runCli({ baseUrl: service.baseUrl, apiKey: service.adminKey }, [
       "webhooks",

@@ -27,12 +27,14 @@ interface PolicyOptions {
 interface CreateOptions extends SecretOptions, PolicyOptions, FormatOptions, FilterOptions {
   projectId: number;
   url: string;
+  urlSecret?: boolean;
   events: string[];
   enabled?: boolean;
 }
 
 interface UpdateOptions extends WebhookRef, SecretOptions, PolicyOptions, FormatOptions, FilterOptions {
   url?: string;
+  urlSecret?: boolean;
   events?: string[];
   enabled?: boolean;
 }
@@ -73,6 +75,10 @@ export function registerWebhookCommands(program: Command): void {
             .description("create a webhook")
             .addOption(projectIdOption())
             .requiredOption("--url <url>", "receiver address (http:// or https://)")
+            .option(
+              "--url-secret",
+              "the URL is a secret (a chat service's): never shown again, only scheme://host/********",
+            )
             .addOption(eventsOption("events to subscribe to").makeOptionMandatory())
             .addOption(enabledOption("whether deliveries are made (default: true)")),
           { forUpdate: false },
@@ -90,6 +96,7 @@ export function registerWebhookCommands(program: Command): void {
     const secret = await resolveSecret(command, options, { readEnv: true });
     const webhook = await client.createWebhook(options.projectId, {
       url: options.url,
+      ...(options.urlSecret ? { url_secret: true } : {}),
       events: options.events,
       ...(options.enabled === undefined ? {} : { enabled: options.enabled }),
       ...(secret === undefined ? {} : { secret }),
@@ -129,6 +136,10 @@ export function registerWebhookCommands(program: Command): void {
             .addOption(projectIdOption())
             .addOption(webhookIdOption())
             .option("--url <url>", "new receiver address")
+            .option(
+              "--url-secret",
+              "from now on show the URL only as scheme://host/******** (turned off only through the API, with a new URL)",
+            )
             .addOption(eventsOption("new subscription, replacing the old one"))
             .addOption(enabledOption("turn deliveries on or off (true also clears an automatic disable)")),
           { forUpdate: true },
@@ -142,6 +153,7 @@ export function registerWebhookCommands(program: Command): void {
     const secret = await resolveSecret(command, options, { readEnv: false });
     const changes = {
       ...(options.url === undefined ? {} : { url: options.url }),
+      ...(options.urlSecret ? { url_secret: true } : {}),
       ...(options.events === undefined ? {} : { events: options.events }),
       ...(options.enabled === undefined ? {} : { enabled: options.enabled }),
       ...(secret === undefined ? {} : { secret }),
@@ -152,7 +164,7 @@ export function registerWebhookCommands(program: Command): void {
     if (Object.keys(changes).length === 0) {
       usageError(
         command,
-        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --rate-limit, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
+        "nothing to update: give --url, --url-secret, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --rate-limit, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
       );
     }
     emit(json, await client.updateWebhook(options.projectId, options.webhookId, changes), webhookFields);
