@@ -8,7 +8,7 @@ import type {
 } from "../deliveries/schemas.js";
 import { parseNextLink } from "../http/link-header.js";
 import type { createProjectBody, projectListSchema, projectSchema } from "../projects/schemas.js";
-import type { filterCheckSchema } from "../webhooks/filter-check-routes.js";
+import type { filterCheckSchema } from "../webhooks/filter-check-schemas.js";
 import type { previewSchema } from "../webhooks/preview-schemas.js";
 import type {
   createWebhookBody,
