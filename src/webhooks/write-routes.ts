@@ -53,7 +53,8 @@ export function addCreateWebhookRoute(
       "(docs/formats.md); left out, deliveries are today's envelope signed with X-Webhook-Signature. " +
       "`headers` are write-only: responses list only `header_names`. `filters` narrow the subscribed events " +
       "to those of matching workloads (labels, environment, kind; docs/api.md, Filters); without them every " +
-      "subscribed event is delivered.",
+      "subscribed event is delivered. `url_secret: true` keeps the url a secret: answers show it as " +
+      "scheme://host/******** (docs/formats.md).",
     params: projectParams,
     body: createWebhookBody,
     responses: {
