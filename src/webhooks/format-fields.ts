@@ -93,8 +93,17 @@ export const formatFields = {
  * The template rule within one request, in JSON Schema for the OpenAPI document: a template goes with
  * the template format. `create`: format template has a template, other formats none. `update`: a
  * format and a template given together agree (a template alone is checked against the stored format).
+ * A binary CloudEvents mode goes with format cloudevents (given, in an update, whenever a format is).
  */
 const isTemplate = { const: "template" };
+// cloudevents_mode "binary" goes with format cloudevents only (resolveCloudEventsMode); "structured", what
+// every other format reads back, goes with any.
+const structuredOnly = { cloudevents_mode: { const: "structured" } };
+const binaryMeansCloudEvents = {
+  if: { required: ["cloudevents_mode"], properties: { cloudevents_mode: { const: "binary" } } },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
+  then: { required: ["format"], properties: { format: { const: "cloudevents" } } },
+};
 // if/then/else rather than an anyOf (or a `not` of one) of variants: generators make a class per variant
 // (openapi-python-client's CreateWebhookType0 and Type1) or fail on them (openapi-generator's Python),
 // and leave if/then/else to validators, which is what the rule is.
@@ -102,19 +111,22 @@ export const templateRule = {
   create: {
     if: { required: ["format"], properties: { format: isTemplate } },
     // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
-    then: { required: ["template"], properties: { template: { type: "string" as const } } },
-    else: { properties: { template: { type: "null" as const } } },
+    then: {
+      required: ["template"],
+      properties: { template: { type: "string" as const }, ...structuredOnly },
+    },
+    else: { properties: { template: { type: "null" as const } }, ...binaryMeansCloudEvents },
   },
   // Refused only when both are given and disagree: with format template a template (if given) is a
-  // string; with another format it (if given) is null.
+  // string; with another format it (if given) is null. Likewise a binary mode with another format given.
   update: {
     if: { required: ["format"], properties: { format: isTemplate } },
     // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
-    then: { properties: { template: { type: "string" as const } } },
+    then: { properties: { template: { type: "string" as const }, ...structuredOnly } },
     else: {
       if: { required: ["format"], properties: { format: { type: "string" as const } } },
       // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
-      then: { properties: { template: { type: "null" as const } } },
+      then: { properties: { template: { type: "null" as const } }, ...binaryMeansCloudEvents },
     },
   },
 };

@@ -1,3 +1,4 @@
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { docSection } from "../support/docs.js";
@@ -180,5 +181,34 @@ describe("docs/formats.md", () => {
     expect(template).toBe('{"text": "{{ event.event_type }}",}');
     const body = { ...valid, format: "template", template };
     expect(await refused("POST", webhooksPath(), body, 400)).toBe(message);
+  });
+});
+
+describe("the API description states the CloudEvents mode rule", () => {
+  it("judges a binary mode with another format invalid, as the service does, for create, update and drafts", async () => {
+    const document = (await service.api("GET", "/docs")).body;
+    const schemas = document.components.schemas;
+    const ajv = new Ajv2020({ strict: false });
+    for (const [name, schema] of Object.entries(schemas))
+      ajv.addSchema(schema as object, `#/components/schemas/${name}`);
+    const judge = (name: string, body: object) =>
+      ajv.validate({ $ref: `#/components/schemas/${name}`, components: { schemas } }, body);
+    const binarySlack = { ...valid, format: "slack", cloudevents_mode: "binary" };
+    for (const name of ["CreateWebhook", "DraftPreviewRequest"]) {
+      expect(judge(name, binarySlack)).toBe(false);
+      expect(judge(name, { ...valid, cloudevents_mode: "binary" })).toBe(false);
+      expect(judge(name, { ...valid, format: "template", template: "x", cloudevents_mode: "binary" })).toBe(
+        false,
+      );
+      expect(judge(name, { ...valid, format: "slack", cloudevents_mode: "structured" })).toBe(true);
+      expect(judge(name, { ...valid, format: "cloudevents", cloudevents_mode: "binary" })).toBe(true);
+    }
+    expect(judge("UpdateWebhook", { format: "slack", cloudevents_mode: "binary" })).toBe(false);
+    // Without a format, the stored one decides (a 409), which the document cannot know.
+    expect(judge("UpdateWebhook", { cloudevents_mode: "binary" })).toBe(true);
+    // And the service answers each as the document judges it.
+    expect((await service.api("POST", webhooksPath(), { body: binarySlack })).status).toBe(400);
+    const draft = await service.api("POST", `${webhooksPath()}/preview`, { body: binarySlack });
+    expect(draft.status).toBe(400);
   });
 });
