@@ -5,6 +5,7 @@ import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Cluster } from "../test/support/cluster.js";
+import { optInLabels } from "../test/support/webhook-resources.js";
 import { benchLabel, namespaceName } from "./big-cluster-workloads.js";
 import { wallClockMs } from "./clock.js";
 import { type ServiceProcess, startServiceProcess } from "./service-process.js";
@@ -116,7 +117,10 @@ export async function rollLive(cluster: Cluster, liveDeployment: string, commit:
 export async function createLiveWebhook(cluster: Cluster, receiverUrl: string): Promise<void> {
   await cluster.core.createNamespacedSecret({
     namespace: liveNamespace,
-    body: { metadata: { name: "hook-secret" }, stringData: { token: "whsec-big-cluster" } },
+    body: {
+      metadata: { name: "hook-secret", labels: optInLabels },
+      stringData: { token: "whsec-big-cluster" },
+    },
   });
   await cluster.customObjects.createNamespacedCustomObject({
     group: "webhook-operator.io",

@@ -16,6 +16,7 @@ import { createLogger } from "../src/logger.js";
 import type { WebhookResource } from "../src/operator/api/webhook-v1alpha1.js";
 import { type Cluster, clusterAt } from "../test/support/cluster.js";
 import { repoRoot } from "../test/support/tools.js";
+import { optInLabels } from "../test/support/webhook-resources.js";
 import type { BenchDatabase } from "./database.js";
 import { benchServiceEnv } from "./fixtures.js";
 
@@ -58,7 +59,7 @@ export async function createBenchNamespaces(
     await cluster.core.createNamespacedSecret({
       namespace: name,
       body: {
-        metadata: { name: signingSecretRef.name },
+        metadata: { name: signingSecretRef.name, labels: optInLabels },
         stringData: { [signingSecretRef.key]: `whsec-${name}` },
       },
     });

@@ -4,11 +4,13 @@ import { readdirSync, readFileSync } from "node:fs";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { apiKey, sleep, startDatabase, startService } from "./harness.js";
 import type { Figure } from "./scenarios.js";
+import { burstFigures, burstOfA } from "./tenant-burst.js";
 
 // Tenant A storms test events at its own webhook, whose receiver never answers, from a process of its
 // own; tenant B reads its webhooks meanwhile. B must not notice (issue 41: A held 10,300 sends open,
 // the service ran out of file handles and B's reads timed out), and the service's handles and memory
 // stay bounded. The pace is off here, so the bound on sends in flight is the only thing in A's way.
+// Then A sends three bursts of 3,000 test events at once (tenant-burst.ts).
 
 /** About the rate of the issue's storm (380 test events/s). */
 const stormRate = 200;
@@ -70,12 +72,14 @@ async function tenant(base: string, slug: string, url: string) {
   return { project: project.id, webhook: webhook.id, key };
 }
 
-/** B's reads, one after another for `ms`: their latencies, and how many failed (not 200, or 10 s). */
-async function readsOfB(base: string, b: { project: number; key: string }, ms: number) {
+/** B's reads, one after another for `ms` (or until `until` settles): their latencies, and how many failed (not 200, or 10 s). */
+async function readsOfB(base: string, b: { project: number; key: string }, ms: number | Promise<unknown>) {
   const latencies: number[] = [];
   let failed = 0;
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
+  let ended = false;
+  const end = typeof ms === "number" ? Date.now() + ms : Number.POSITIVE_INFINITY;
+  if (typeof ms !== "number") void ms.finally(() => (ended = true));
+  while (!ended && Date.now() < end) {
     const started = performance.now();
     try {
       const res = await fetch(`${base}/api/projects/${b.project}/webhooks`, {
@@ -184,6 +188,12 @@ export async function tenantStorm(): Promise<Figure[]> {
     const quietProcess = sampleProcess(pid);
     const stormProcess = sampleProcess(pid);
     const roundPeaks: number[] = [];
+    const burst = {
+      latencies: [] as number[],
+      failed: 0,
+      statuses: {} as Record<string, number>,
+      refusedInMs: [] as number[],
+    };
     for (let round = 0; round < rounds; round++) {
       const roundProcess = sampleProcess(pid);
       roundProcess.start();
@@ -202,12 +212,28 @@ export async function tenantStorm(): Promise<Figure[]> {
       roundProcess.stop();
       roundPeaks.push(roundProcess.peak.rssMiB);
     }
+    // The bursts come after the storms, so that their 3,000 connections are not counted as the storm's.
+    for (let round = 0; round < rounds; round++) {
+      await sleep(1_000);
+      const sent = burstOfA(
+        `${service.url}/api/projects/${a.project}/webhooks/${a.webhook}/test`,
+        a.key,
+        perProject,
+      );
+      const burstReads = await readsOfB(service.url, b, sent.refused);
+      burst.latencies.push(...burstReads.latencies);
+      burst.failed += burstReads.failed;
+      burst.refusedInMs.push(await sent.refused);
+      for (const [status, n] of Object.entries(await sent.statuses))
+        burst.statuses[status] = (burst.statuses[status] ?? 0) + n;
+    }
     const quietP99 = percentile(quiet, 0.99);
     const stormP99 = percentile(during, 0.99);
     process.stderr.write(
       `tenant-storm: B quiet p50 ${percentile(quiet, 0.5).toFixed(1)} p99 ${quietP99.toFixed(1)} ms (${quiet.length}), ` +
         `storm p50 ${percentile(during, 0.5).toFixed(1)} p99 ${stormP99.toFixed(1)} ms (${during.length}); A ${JSON.stringify(statuses)}; ` +
-        `handles ${quietProcess.peak.handles} → ${stormProcess.peak.handles}, RSS ${quietProcess.peak.rssMiB.toFixed(0)} → ${stormProcess.peak.rssMiB.toFixed(0)} MiB\n`,
+        `handles ${quietProcess.peak.handles} → ${stormProcess.peak.handles}, RSS ${quietProcess.peak.rssMiB.toFixed(0)} → ${stormProcess.peak.rssMiB.toFixed(0)} MiB; ` +
+        `bursts: B p50 ${percentile(burst.latencies, 0.5).toFixed(1)} p99 ${percentile(burst.latencies, 0.99).toFixed(1)} ms (${burst.latencies.length}); A ${JSON.stringify(burst.statuses)}, its refusals answered in ${burst.refusedInMs.join(", ")} ms\n`,
     );
     const serverErrors = Object.entries(statuses)
       .filter(([status]) => !/^[24]\d\d$/.test(status))
@@ -236,6 +262,13 @@ export async function tenantStorm(): Promise<Figure[]> {
         stormProcess.peak.rssMiB,
         quietProcess.peak.rssMiB + 100,
         " MiB",
+      ),
+      ...burstFigures(
+        quietP99,
+        percentile(burst.latencies, 0.99),
+        burst.latencies.length,
+        burst.failed,
+        burst.statuses,
       ),
     ];
   } finally {

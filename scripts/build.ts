@@ -25,10 +25,16 @@ const tsc = (project: string) =>
 /** What `npm start`, the CLI's bin and the image run: the bundle of dist/src/cli/main.js. */
 const serverEntry = "dist/server/main.js";
 
-/** The SQL migrations beside the code that reads them (src/db/migrate.ts: `./migrations/`). */
-function copyMigrations(dir: string): void {
+/**
+ * The SQL migrations and the delivery engine's statements beside the code that reads them
+ * (src/db/migrate.ts: `./migrations/`; the engine's modules: `./sql/`). `engineDir` is where the
+ * engine's modules land: dist/src/delivery-engine, or dist/server for the bundle's chunks.
+ */
+function copySql(dir: string, engineDir: string): void {
   rmSync(at(`${dir}/migrations`), { recursive: true, force: true });
   cpSync(at("src/db/migrations"), at(`${dir}/migrations`), { recursive: true });
+  rmSync(at(`${engineDir}/sql`), { recursive: true, force: true });
+  cpSync(at("src/delivery-engine/sql"), at(`${engineDir}/sql`), { recursive: true });
 }
 
 /**
@@ -65,7 +71,7 @@ async function bundleServer(): Promise<void> {
     logLevel: "warning",
   });
   escapeNonAscii("dist/server");
-  copyMigrations("dist/server");
+  copySql("dist/server", "dist/server");
   chmodSync(at(serverEntry), 0o755);
 }
 
@@ -110,7 +116,7 @@ const parts: Part[] = [
       // tsc's entry stays runnable as well, migrations and all: npx keeps the bin link it made the
       // first time it ran a folder's package, so a checkout used with npx before the bundle still
       // points here.
-      copyMigrations("dist/src/db");
+      copySql("dist/src/db", "dist/src/delivery-engine");
       chmodSync(at("dist/src/cli/main.js"), 0o755);
       await bundleServer();
     },

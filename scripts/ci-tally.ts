@@ -2,6 +2,11 @@
 // suites and the reliability suite write into TEST_RESULTS_DIR (test/support/result-files.ts). Each
 // file gives numPassedTests, numFailedTests and numPendingTests (skipped and todo), as vitest's JSON
 // reporter does. A run that counted no test at all fails: something did not run.
+//
+// The last line is the whole run's count alone, in the plain form CI reads ("N passed, N failed, N
+// skipped"); the lines per suite above it are worded otherwise, so that only one line of the run has
+// that form. (Two landings were read as running no test: the first closed on vitest's summaries, the
+// second printed the per-suite counts in the same form as the total, behind a prefix.)
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -24,12 +29,13 @@ for (const file of readdirSync(dir)
   .sort()) {
   const counts = JSON.parse(readFileSync(join(dir, file), "utf8")) as Counts;
   const skipped = counts.numPendingTests + (counts.numTodoTests ?? 0);
+  const suite = file.replace(/-[0-9a-f-]{36}\.json$|\.json$/, "");
   console.log(
-    `  ${file.replace(/-[0-9a-f-]{36}\.json$|\.json$/, "")}: ${counts.numPassedTests} passed, ${counts.numFailedTests} failed, ${skipped} skipped`,
+    `  ${suite.padEnd(24)} passing ${counts.numPassedTests}, failing ${counts.numFailedTests}, skipped ${skipped}`,
   );
   total.passed += counts.numPassedTests;
   total.failed += counts.numFailedTests;
   total.skipped += skipped;
 }
-console.log(`ci: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
+console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(total.failed === 0 && total.passed > 0 ? 0 : 1);

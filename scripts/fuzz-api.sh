@@ -56,6 +56,8 @@ post /projects/1/webhooks/1/test '{}'
 # mismatch", python/cpython#106905), and schemathesis reports it as a runtime error of the run.
 st="$PWD/$venv/bin/st"
 cd "$data_dir"
+# Its summary's rulers ("==== No issues found in 35.2s ====") are rewritten as plain lines: CI reads
+# lines of that shape as a test runner's closing line (pytest's), and this one counts no tests.
 "$st" run "$base/api/docs" \
   --url "$base" \
   --header "Authorization: Bearer $api_key" \
@@ -65,4 +67,5 @@ cd "$data_dir"
   --workers 1 \
   --exclude-path-regex '/api-keys/\{' \
   --suppress-health-check all \
-  --no-color
+  --no-color \
+  2>&1 | sed -E 's/^=+ (.*[^ =]) =+$/-- \1 --/'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Renders manifests/install.yaml (plain manifests for `kubectl apply`) from charts/webhook-operator,
-# after copying the generated CRD from crds/ into the chart's crds/. test/unit/chart.test.ts fails when
+# after copying the generated CRD from crds/ into the chart's crds/. test/integration/chart.test.ts fails when
 # either is out of date: run this (npm run render:manifests) after changing the chart or the CRD.
 #   --stdout   print the rendering instead of writing any file (the test compares it with the file)
 set -euo pipefail

@@ -50,6 +50,11 @@ export const metrics = {
     help: "Deliveries being sent by this replica right now",
     registers: [shared],
   }),
+  deliverySendsStuck: new client.Gauge({
+    name: `${prefix}delivery_sends_stuck`,
+    help: "Sends of this replica's worker open past twice the longest a send can take: 0 unless a slot was lost (then /readyz answers 503)",
+    registers: [shared],
+  }),
   replays: new client.Counter({
     name: `${prefix}delivery_replays_total`,
     help: "Manual replays (POST .../deliveries/{id}/replay) by outcome",

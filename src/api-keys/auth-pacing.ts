@@ -1,23 +1,25 @@
 import { LRUCache } from "lru-cache";
-import { ApiError } from "../errors.js";
+import { TooManyRequestsError } from "../errors.js";
 import type { Logger } from "../logger.js";
 
-// Failed authentications are paced per source address, so guessing keys over the API is slow (it ran
-// at 3,800 guesses/s) and every guesser is named once in the log. A source is the peer address of the
-// connection, an IPv6 one counted by its /64 (one host holds a whole /64, and could otherwise rotate
-// through it). Memory is bounded: the most recently failing sources are remembered, the rest forgotten.
+// Failed authentications are paced per source address, so guessing keys over the API (or the metrics
+// token) is slow (it ran at 3,800 guesses/s) and every guesser is named once in the log. A source is the
+// client's address (the peer's, or the one a trusted proxy forwarded: TRUSTED_PROXIES), an IPv6 one
+// counted by its /64 (one host holds a whole /64, and could otherwise rotate through it). Pacing refuses
+// failures, never a valid credential: the authenticators ask `refusal` only once a credential failed, or
+// could not be checked without work a guess must not cost (auth.ts). Memory is bounded: the most
+// recently failing sources are remembered, the rest forgotten.
 
 export const pacingWindowMs = 60_000;
 /** The most sources remembered at once (about 100 bytes each). */
 export const pacedSourcesLimit = 10_000;
 
-/** A source that failed too often: answered 429 until its window ends, its credential not checked. */
-export class AuthenticationPacedError extends ApiError {
-  constructor(readonly retryAfterSeconds: number) {
+/** A failed credential of a source that failed too often: answered 429 until its window ends. */
+export class AuthenticationPacedError extends TooManyRequestsError {
+  constructor(retryAfterSeconds: number) {
     super(
-      429,
-      "too_many_requests",
       `Too many failed authentications from this address; try again in ${retryAfterSeconds} s.`,
+      retryAfterSeconds,
     );
   }
 }
@@ -28,8 +30,8 @@ interface Window {
 }
 
 export interface AuthPacer {
-  /** Throws AuthenticationPacedError while `address` is paced. */
-  check(address: string | undefined): void;
+  /** The answer a failure of `address` gets while it is paced; undefined while it is not. */
+  refusal(address: string | undefined): AuthenticationPacedError | undefined;
   /** Counts a credential refused for `address`; `reason` is the answer's message, never the credential. */
   failed(address: string | undefined, reason: string): void;
 }
@@ -42,13 +44,12 @@ export function createAuthPacer(failuresPerMinute: number, logger: Logger, now =
     return window && now() - window.startedAt < pacingWindowMs ? window : undefined;
   };
   return {
-    check(address) {
-      if (failuresPerMinute === 0) return;
+    refusal(address) {
+      if (failuresPerMinute === 0) return undefined;
       const window = current(sourceOf(address));
-      if (window && window.failures >= failuresPerMinute) {
-        const left = window.startedAt + pacingWindowMs - now();
-        throw new AuthenticationPacedError(Math.max(1, Math.ceil(left / 1000)));
-      }
+      if (!window || window.failures < failuresPerMinute) return undefined;
+      const left = window.startedAt + pacingWindowMs - now();
+      return new AuthenticationPacedError(Math.max(1, Math.ceil(left / 1000)));
     },
     failed(address, reason) {
       if (failuresPerMinute === 0) return;
@@ -60,7 +61,7 @@ export function createAuthPacer(failuresPerMinute: number, logger: Logger, now =
         // One line per episode: the failures before it are counted by the authentications metric.
         logger.warn(
           { source, failures: window.failures, windowSeconds: pacingWindowMs / 1000, lastReason: reason },
-          "failed authentications paced: this address is answered 429 until its minute ends (AUTH_FAILURES_PER_MINUTE)",
+          "failed authentications paced: this address's refused credentials are answered 429 until its minute ends (AUTH_FAILURES_PER_MINUTE)",
         );
       }
     },

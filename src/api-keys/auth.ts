@@ -1,24 +1,38 @@
 import type { Request, RequestHandler } from "express";
-import type { Pool } from "../db/pool.js";
 import { ServiceUnavailableError, UnauthorizedError } from "../errors.js";
 import type { ApiKeyAuth, KubernetesTokenAuth } from "../http/auth-context.js";
 import { requiredAccess } from "../kube-auth/request-access.js";
 import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
 import { looksLikeKubernetesToken } from "../kube-auth/token-shape.js";
 import { metrics } from "../metrics.js";
-import { AuthenticationPacedError, type AuthPacer } from "./auth-pacing.js";
-import { hashApiKey, hashesEqual } from "./keys.js";
-import { findApiKeyByHash, touchApiKey } from "./store.js";
+import type { AuthenticationPacedError, AuthPacer } from "./auth-pacing.js";
+import { hashApiKey } from "./keys.js";
+import type { KnownDigests } from "./known-digests.js";
+import type { VerifiedKeys } from "./verified-keys.js";
 
 const bearer = /^Bearer\s+(\S+)\s*$/i;
 
-async function authenticateKey(pool: Pool, key: string): Promise<ApiKeyAuth> {
-  const presented = hashApiKey(key);
-  const row = await findApiKeyByHash(pool, presented);
-  // The lookup is by digest; the constant-time comparison guards the final decision anyway.
-  if (!row || !hashesEqual(row.key_hash, presented)) throw new UnauthorizedError("Invalid API key.");
-  void touchApiKey(pool, row.id).catch(() => {});
-  return { method: "api_key", keyId: row.id, projectIds: row.project_ids };
+/** How API keys are checked: the keys verified lately, and every key's digest for paced sources. */
+export interface ApiKeyChecks {
+  verified: VerifiedKeys;
+  known: KnownDigests;
+}
+
+/**
+ * A key from a paced source is looked up only when its digest is one of the keys' (from memory), so a
+ * valid key passes and a guess costs no query; any other refused credential of a paced source is
+ * answered 429 (auth-pacing.ts).
+ */
+async function authenticateKey(
+  keys: ApiKeyChecks,
+  key: string,
+  paced: AuthenticationPacedError | undefined,
+): Promise<ApiKeyAuth> {
+  const digest = hashApiKey(key);
+  if (paced && !keys.verified.remembers(digest) && !(await keys.known.has(digest))) throw paced;
+  const auth = await keys.verified.verify(digest);
+  if (!auth) throw paced ?? new UnauthorizedError("Invalid API key.");
+  return auth;
 }
 
 async function authenticateToken(
@@ -49,22 +63,21 @@ function outcomeOf(error: unknown): "rejected" | "unavailable" {
  * Resolves `Authorization: Bearer <credential>` into res.locals.auth, or answers 401 (503 when the
  * Kubernetes API server cannot review a token). A JWT-shaped credential is a Kubernetes token, anything
  * else an API key: keys are never sent to the API server, tokens never looked up as keys. A source with
- * too many refused credentials is answered 429 without its credential being checked (auth-pacing.ts).
+ * too many refused credentials has its failures answered 429 (auth-pacing.ts); its valid API keys still
+ * pass. A Kubernetes token from it is answered 429 unchecked: its check is a call to the API server.
  */
 export function authenticate(
-  pool: Pool,
+  keys: ApiKeyChecks,
   reviewer: KubernetesTokenReviewer | undefined,
   pacer?: AuthPacer,
 ): RequestHandler {
   return async (req, res, next) => {
     try {
-      pacer?.check(req.socket.remoteAddress);
-      res.locals.auth = await credentialOf(pool, reviewer, req, pacer);
+      res.locals.auth = await credentialOf(keys, reviewer, req, pacer);
     } catch (error) {
       // The body of a request that failed authentication is never read: the connection closes once
       // the answer is sent, so a client trickling a body holds nothing.
       res.set("Connection", "close");
-      if (error instanceof AuthenticationPacedError) res.set("Retry-After", String(error.retryAfterSeconds));
       throw error;
     }
     next();
@@ -72,31 +85,41 @@ export function authenticate(
 }
 
 async function credentialOf(
-  pool: Pool,
+  keys: ApiKeyChecks,
   reviewer: KubernetesTokenReviewer | undefined,
   req: Request,
   pacer: AuthPacer | undefined,
 ): Promise<ApiKeyAuth | KubernetesTokenAuth> {
+  // req.ip: the peer, or the client a trusted proxy names (TRUSTED_PROXIES).
+  const paced = pacer?.refusal(req.ip);
   const header = req.headers.authorization;
+  // A request without a credential is not counted as a failure, but a paced source is answered 429.
   if (!header)
-    throw new UnauthorizedError(
-      "Missing credentials. Send an API key or a Kubernetes token as 'Authorization: Bearer <credential>'.",
+    throw (
+      paced ??
+      new UnauthorizedError(
+        "Missing credentials. Send an API key or a Kubernetes token as 'Authorization: Bearer <credential>'.",
+      )
     );
   const match = bearer.exec(header);
   if (!match?.[1])
-    throw new UnauthorizedError("Malformed Authorization header. Expected 'Bearer <credential>'.");
+    throw paced ?? new UnauthorizedError("Malformed Authorization header. Expected 'Bearer <credential>'.");
   const credential = match[1];
   const method = looksLikeKubernetesToken(credential) ? "kubernetes_token" : "api_key";
   try {
+    if (paced && method === "kubernetes_token") throw paced;
     const auth =
       method === "api_key"
-        ? await authenticateKey(pool, credential)
+        ? await authenticateKey(keys, credential, paced)
         : await authenticateToken(reviewer, credential, req);
     metrics.authentications.inc({ method, outcome: "success" });
     return auth;
   } catch (error) {
     metrics.authentications.inc({ method, outcome: outcomeOf(error) });
-    if (error instanceof UnauthorizedError) pacer?.failed(req.socket.remoteAddress, error.message);
+    if (error instanceof UnauthorizedError) {
+      pacer?.failed(req.ip, error.message);
+      throw paced ?? error;
+    }
     throw error;
   }
 }

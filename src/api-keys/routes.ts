@@ -7,6 +7,7 @@ import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { displayName, idParam, iso, isoTimestamp, positiveId } from "../http/schemas.js";
 import { existingProjectIds } from "../projects/store.js";
+import type { ApiKeyChecks } from "./auth.js";
 import { generateApiKey, hashApiKey } from "./keys.js";
 import type { ApiKeyRow } from "./store.js";
 import { deleteApiKey, insertApiKey, listApiKeys } from "./store.js";
@@ -53,7 +54,12 @@ function toApiKeyJson(row: ApiKeyRow) {
 const tag = "API keys";
 
 /** Key management, an addition to the spec: admin keys issue project-scoped keys. */
-export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, pool: Pool): void {
+export function registerApiKeyRoutes(
+  router: Router,
+  registry: OpenAPIRegistry,
+  pool: Pool,
+  keys: ApiKeyChecks,
+): void {
   addRoute(router, registry, {
     method: "post",
     path: "/api-keys",
@@ -79,7 +85,9 @@ export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, 
         // Well-formed ids that name nothing: 404, like any unknown id in a path.
         if (unknown.length > 0) throw new NotFoundError(`Unknown project ids: ${unknown.join(", ")}.`);
       }
-      const row = await insertApiKey(pool, { name: body.name, keyHash: hashApiKey(key), projectIds });
+      const keyHash = hashApiKey(key);
+      const row = await insertApiKey(pool, { name: body.name, keyHash, projectIds });
+      keys.known.added(keyHash);
       return { status: 201, body: { ...toApiKeyJson(row), key } };
     },
   });
@@ -107,7 +115,9 @@ export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, 
     tag,
     operationId: "revokeApiKey",
     summary: "Revoke an API key",
-    description: "Needs an admin key. The key stops working at once.",
+    description:
+      "Needs an admin key. The key stops working at once on the replica that answers, and within " +
+      "`API_KEY_CACHE_TTL_MS` (5 s by default) on the others, which remember keys they verified that long.",
     params: z.object({ api_key_id: idParam("api_key_id") }),
     responses: { 204: { description: "Revoked" }, 403: { description: "Not an admin key" } },
     handler: async ({ params, auth }) => {
@@ -115,6 +125,7 @@ export function registerApiKeyRoutes(router: Router, registry: OpenAPIRegistry, 
       if (!(await deleteApiKey(pool, params.api_key_id))) {
         throw new NotFoundError(`API key ${params.api_key_id} not found.`);
       }
+      keys.verified.forget(params.api_key_id);
       return { status: 204 };
     },
   });

@@ -18,6 +18,12 @@ export async function findApiKeyByHash(db: Queryable, keyHash: Buffer): Promise<
   return rows[0];
 }
 
+/** Every key's digest (asked at most once a second, and only while a source is paced). */
+export async function listApiKeyHashes(db: Queryable): Promise<Buffer[]> {
+  const { rows } = await db.query<{ key_hash: Buffer }>("SELECT key_hash FROM api_keys");
+  return rows.map((row) => row.key_hash);
+}
+
 export async function insertApiKey(
   db: Queryable,
   key: { name: string; keyHash: Buffer; projectIds: number[] | null },

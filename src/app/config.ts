@@ -1,3 +1,4 @@
+import type { BlockList } from "node:net";
 import { z } from "zod";
 import { keyWeakness, minimumKeyBits, minimumKeyLength } from "../api-keys/key-strength.js";
 import type { DatabaseTimeouts } from "../db/connection-options.js";
@@ -6,6 +7,7 @@ import { parseAllowList } from "../delivery-engine/destination-policy.js";
 import type { DeliverySettings } from "../delivery-engine/engine.js";
 import { longestSendMs } from "../delivery-engine/timing.js";
 import type { HttpBounds } from "../http/connection-bounds.js";
+import { trustedProxyRanges } from "../http/trusted-proxies.js";
 import type { TokenAuthSettings } from "../kube-auth/reviewer.js";
 import type { LogFormat } from "../logger.js";
 import type { KubernetesMode } from "../operator/kube-config.js";
@@ -32,6 +34,10 @@ const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .meta({
       accepts: max === Number.MAX_SAFE_INTEGER ? `whole number ≥ ${min}` : `whole number ${min}–${max}`,
     });
+
+/** One WEBHOOK_SECRETS_WITHOUT_LABEL entry: `*`, `namespace/*` or `namespace/name` (DNS names). */
+const secretsWithoutLabelEntry =
+  /^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?\/(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*))$/;
 
 const databaseUrl = z.url({ protocol: /^postgres(ql)?$/ });
 
@@ -72,7 +78,34 @@ export const configSchema = z.object({
   AUTH_FAILURES_PER_MINUTE: wholeNumber(0, 1_000_000)
     .default(60)
     .describe(
-      "Refused credentials one source address (an IPv6 one by its /64) may present in a minute; past it the address is answered 429 with `Retry-After`, its credentials unchecked, until the minute ends, and one warning names it. `0` turns pacing off.",
+      "Refused credentials (API keys, Kubernetes tokens, the metrics token) one client address (an IPv6 one by its /64; see `TRUSTED_PROXIES`) may present in a minute; past it, until the minute ends, its refused credentials are answered 429 with `Retry-After` without a database query, while a valid API key or metrics token still passes, and one warning names the address. `0` turns pacing off.",
+    ),
+  TRUSTED_PROXIES: z
+    .string()
+    .transform((value, ctx) => {
+      const entries = value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "");
+      try {
+        return { entries, ranges: trustedProxyRanges(entries) };
+      } catch (error) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${(error as Error).message}; write a comma-separated list such as "10.0.0.0/8,fd00::/8"`,
+        });
+        return z.NEVER;
+      }
+    })
+    .optional()
+    .meta({ accepts: "comma-separated CIDRs and addresses" })
+    .describe(
+      "The proxies (an ingress controller's pods, a load balancer) whose `X-Forwarded-For` names the client: from a peer in these ranges the client's address is read from that header (the nearest address not itself a trusted proxy), and failed authentications are paced by it. Unset: the peer's address, and the header is ignored. Never list ranges that clients connect from directly: they could name any address.",
+    ),
+  API_KEY_CACHE_TTL_MS: wholeNumber(0, 60_000)
+    .default(5_000)
+    .describe(
+      "How long a replica remembers an API key it verified, so a burst of requests with one key costs one database query. A revoked key stops working at once on the replica that revoked it and within this time on the others. `0`: every request queries the database.",
     ),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
@@ -248,7 +281,7 @@ export const configSchema = z.object({
   DELIVERY_RETRY_AFTER_MAX_SECONDS: wholeNumber(0, 86_400)
     .default(3_600)
     .describe(
-      "The longest a receiver's `429` or `503` with `Retry-After` pauses its webhook's sends; a longer `Retry-After` (seconds or an HTTP date) is cut to this.",
+      "The longest a receiver's `429` or `503` with `Retry-After` pauses its webhook's sends; a longer `Retry-After` (seconds or an HTTP date) is cut to this. A pause lasts at least 1 s whatever this says (`Retry-After: 0` or a date already past included).",
     ),
   // A project's share of the test events and replays, sent while the API request waits (docs/deliveries.md).
   SYNC_SENDS_PER_PROJECT_CONCURRENCY: wholeNumber(1, 1_000)
@@ -337,6 +370,28 @@ export const configSchema = z.object({
     .describe(
       "Which workloads' rollouts fire `deployment.*` events. A kind the operator may not list (RBAC) is skipped with a warning in the log, until the next leader.",
     ),
+  WEBHOOK_SECRETS_WITHOUT_LABEL: z
+    .string()
+    .default("")
+    .transform((value, context) => {
+      const entries = value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter(Boolean);
+      const invalid = entries.filter((entry) => !secretsWithoutLabelEntry.test(entry));
+      if (invalid.length > 0) {
+        context.addIssue({
+          code: "custom",
+          message: `${invalid.map((entry) => JSON.stringify(entry)).join(", ")}: write namespace/name, namespace/* or *, comma-separated`,
+        });
+        return z.NEVER;
+      }
+      return entries;
+    })
+    .meta({ accepts: "`namespace/name`, `namespace/*` or `*`, comma-separated" })
+    .describe(
+      "Secrets Webhook resources may use without the label `webhook-operator.io/allow-webhooks=true`: `namespace/name` one Secret, `namespace/*` every Secret of that namespace. Empty: only labelled Secrets. `*` (every Secret, as before 0.2.0) lets whoever may create a Webhook send any Secret of its namespace to a receiver of their choice: for an upgrade's transition only.",
+    ),
   POD_NAMESPACE: z
     .string()
     .min(1)
@@ -410,7 +465,15 @@ export const configSchema = z.object({
 export type Env = z.input<typeof configSchema>;
 
 export interface Config {
-  http: { host: string; port: number; bounds: HttpBounds; authFailuresPerMinute: number };
+  http: {
+    host: string;
+    port: number;
+    bounds: HttpBounds;
+    authFailuresPerMinute: number;
+    /** TRUSTED_PROXIES: undefined, none. */
+    trustedProxies: { entries: string[]; ranges: BlockList } | undefined;
+    apiKeyCacheTtlMs: number;
+  };
   logLevel: string;
   logFormat: LogFormat;
   database: {
@@ -510,6 +573,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       },
       authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+      trustedProxies: e.TRUSTED_PROXIES,
+      apiKeyCacheTtlMs: e.API_KEY_CACHE_TTL_MS,
     },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
@@ -547,6 +612,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       relistIntervalMs: e.INFORMER_RELIST_INTERVAL_MS,
       webhookResyncIntervalMs: e.WEBHOOK_STATUS_RESYNC_INTERVAL_MS,
       workloadKinds: e.WATCH_WORKLOAD_KINDS,
+      secretsWithoutLabel: e.WEBHOOK_SECRETS_WITHOUT_LABEL,
     },
     tokenAuth: {
       enabled: e.KUBERNETES_TOKEN_AUTH,

@@ -1,7 +1,10 @@
+import type { BlockList } from "node:net";
 import express, { type Express, type RequestHandler, Router } from "express";
-import { authenticate } from "../api-keys/auth.js";
+import { type ApiKeyChecks, authenticate } from "../api-keys/auth.js";
 import { createAuthPacer } from "../api-keys/auth-pacing.js";
+import { createKnownDigests } from "../api-keys/known-digests.js";
 import { registerApiKeyRoutes } from "../api-keys/routes.js";
+import { createVerifiedKeys } from "../api-keys/verified-keys.js";
 import type { Pool } from "../db/pool.js";
 import { type DatabaseReadiness, databaseReadiness } from "../db/readiness.js";
 import { registerDeliveryRoutes } from "../deliveries/routes.js";
@@ -15,6 +18,7 @@ import { errorHandler } from "../http/error-handler.js";
 import { jsonBody } from "../http/json-body.js";
 import { createRegistry, generateOpenApiDocument } from "../http/openapi.js";
 import { refuseOtherMethods } from "../http/route.js";
+import { trustProxyIn } from "../http/trusted-proxies.js";
 import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
 import type { Logger } from "../logger.js";
 import { registerProjectRoutes } from "../projects/routes.js";
@@ -49,6 +53,10 @@ export interface AppDependencies {
   metrics?: MetricsEndpointSettings;
   /** AUTH_FAILURES_PER_MINUTE: refused credentials per source before it is paced; unset, no pacing. */
   authFailuresPerMinute?: number;
+  /** TRUSTED_PROXIES: peers whose X-Forwarded-For names the client; unset, none. */
+  trustedProxies?: BlockList | undefined;
+  /** API_KEY_CACHE_TTL_MS; unset, 0 (every request queries the database). */
+  apiKeyCacheTtlMs?: number;
   /** /readyz's database check, on a pool of its own (the service's); unset, one on `pool` (tests). */
   databaseReady?: DatabaseReadiness;
 }
@@ -77,19 +85,27 @@ export function createApp({
   retryDelaysMs = defaultRetryDelaysMs,
   metrics = {},
   authFailuresPerMinute,
+  trustedProxies,
+  apiKeyCacheTtlMs = 0,
   databaseReady = databaseReadiness(pool, defaultReadyTimeoutMs),
 }: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
+  // Never the default `true` (every hop believed): only the configured proxies (trusted-proxies.ts).
+  app.set("trust proxy", trustedProxies ? trustProxyIn(trustedProxies) : false);
   app.use(requestLog(logger));
-  registerHealthRoutes(app, databaseReady);
-  registerMetricsEndpoint(app, pool, metrics);
+  registerHealthRoutes(app, databaseReady, () => engine.stuckSends());
+  const pacer = authFailuresPerMinute ? createAuthPacer(authFailuresPerMinute, logger) : undefined;
+  registerMetricsEndpoint(app, pool, { ...metrics, pacer });
 
   const registry = createRegistry();
   const api = Router();
-  const pacer = authFailuresPerMinute ? createAuthPacer(authFailuresPerMinute, logger) : undefined;
-  api.use(authenticate(pool, tokenReviewer, pacer));
+  const keys: ApiKeyChecks = {
+    verified: createVerifiedKeys(pool, apiKeyCacheTtlMs),
+    known: createKnownDigests(pool),
+  };
+  api.use(authenticate(keys, tokenReviewer, pacer));
   api.use(jsonBody(requestBodyLimit));
   registerWebhookRoutes(api, registry, pool, {
     destinationPolicy,
@@ -101,7 +117,7 @@ export function createApp({
   registerDeliveryStatsRoutes(api, registry, pool);
   registerProjectRoutes(api, registry, pool);
   registerDeploymentRoutes(api, registry, pool);
-  registerApiKeyRoutes(api, registry, pool);
+  registerApiKeyRoutes(api, registry, pool, keys);
   registerServiceInfoRoute(api, registry, { version, kubernetes, retry_delays_ms: retryDelaysMs });
   refuseOtherMethods(api);
   api.use((req) => {

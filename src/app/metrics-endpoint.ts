@@ -1,6 +1,7 @@
 import { promisify } from "node:util";
 import { gzip as gzipCallback } from "node:zlib";
 import type { Router } from "express";
+import type { AuthPacer } from "../api-keys/auth-pacing.js";
 import type { Pool } from "../db/pool.js";
 import { queueStats } from "../delivery-engine/queue.js";
 import { metrics, registry, registryWithoutWebhookIds } from "../metrics.js";
@@ -21,6 +22,8 @@ export interface MetricsEndpointSettings {
   /** METRICS_CACHE_MS: how long one rendering is reused. */
   cacheMs?: number;
   queueStatsMaxAgeMs?: number;
+  /** Paces wrong tokens (AUTH_FAILURES_PER_MINUTE), with the API's refused credentials. */
+  pacer?: AuthPacer | undefined;
   /** Renders the exposition text; a seam for tests that count renders. */
   render?: () => Promise<string>;
 }
@@ -77,7 +80,7 @@ export function registerMetricsEndpoint(
     const plain = Buffer.from(await renderText());
     return { plain, gzipped: await gzip(plain) };
   });
-  const access = settings.token === undefined ? [] : [requireMetricsToken(settings.token)];
+  const access = settings.token === undefined ? [] : [requireMetricsToken(settings.token, settings.pacer)];
   router.get("/metrics", ...access, async (req, res) => {
     const { plain, gzipped } = await rendered();
     const useGzip = req.acceptsEncodings("gzip", "identity") === "gzip";

@@ -108,6 +108,8 @@ export async function startService(
     retryDelaysMs: config.delivery.retryDelaysMs,
     metrics: config.metrics,
     authFailuresPerMinute: config.http.authFailuresPerMinute,
+    trustedProxies: config.http.trustedProxies?.ranges,
+    apiKeyCacheTtlMs: config.http.apiKeyCacheTtlMs,
   });
   const { server, url } = await listenAndAnnounce(config, app, embedded !== undefined, logger);
 

@@ -23,19 +23,6 @@ export interface DeliveryShape {
   body_headers: Record<string, string> | null;
 }
 
-/**
- * The SQL of a claimed delivery's shape: null for envelope webhooks (one null column in the claim's
- * answer), else one JSON object. `w` is the webhooks row, `eventId` and `stored` (a JSON object with the
- * row's own body and body_headers, or null) SQL expressions.
- */
-export const deliveryShapeSql = (w: string, eventId: string, stored: string) => `
-  CASE WHEN ${w}.format = 'envelope' AND ${w}.signature_scheme = 'hmac-sha256' AND ${w}.headers IS NULL
-            AND ${stored} IS NULL THEN NULL
-       ELSE json_build_object('format', ${w}.format, 'cloudevents_mode', ${w}.cloudevents_mode,
-              'template', ${w}.template, 'template_content_type', ${w}.template_content_type,
-              'signature_scheme', ${w}.signature_scheme, 'headers', ${w}.headers, 'event_id', ${eventId},
-              'body', ${stored}->>'body', 'body_headers', ${stored}->'body_headers') END`;
-
 /** What a custom header's value is shown as wherever headers are shown (previews, delivery records). */
 export const maskedHeaderValue = "********";
 

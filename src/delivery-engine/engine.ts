@@ -18,7 +18,8 @@ import {
   SynchronousSends,
 } from "./synchronous-sends.js";
 import { deliveryConnectTimeoutMs } from "./timing.js";
-import { DeliveryWorker, observeOutcome } from "./worker.js";
+import { DeliveryWorker } from "./worker.js";
+import { observeOutcome } from "./worker-outcomes.js";
 import { databaseWorkerQueue } from "./worker-queue.js";
 
 /** The DELIVERY_* settings (app/config.ts), as the engine takes them. */
@@ -118,6 +119,8 @@ export interface DeliveryEngine {
   handOverLease(): HandOver | undefined;
   /** The deliveries an emit handed over, once its transaction committed: sent like claimed ones. */
   handOver(deliveries: ClaimedDelivery[]): void;
+  /** Sends of the worker open past twice the longest a send can take: 0 unless a slot was lost. */
+  stuckSends(): number;
   stop(timeoutMs: number): Promise<void>;
 }
 
@@ -204,7 +207,11 @@ export function createDeliveryEngine(options: {
         shape: leasedShape(target, delivery),
       });
       observeOutcome({ webhook_id: target.id, event_type: delivery.eventType }, outcome);
-      await recordOutcomes(pool, [{ id: delivery.id, outcome, deliveredAtMs: Date.now() }]);
+      await recordOutcomes(
+        pool,
+        [{ id: delivery.id, outcome, deliveredAtMs: Date.now() }],
+        options.outcomePolicy,
+      );
       return outcome;
     } finally {
       slot.release(outcome);
@@ -216,8 +223,9 @@ export function createDeliveryEngine(options: {
     lease: { workerId, leaseMs: settings.leaseMs },
     start: () => worker.start(),
     wake: () => worker.wake(),
-    handOverLease: () => worker.handOverLease(options.outcomePolicy.appliesTo),
+    handOverLease: () => worker.handOverLease(),
     handOver: (deliveries) => worker.takeHandedOver(deliveries),
+    stuckSends: () => worker.stuckSends(),
     reserveSend: (projectId, webhookId) => synchronous.reserve(projectId, webhookId),
     projectRefusal: (projectId) => synchronous.projectRefusal(projectId),
     sendLeased(target, delivery, slot) {

@@ -1,4 +1,4 @@
-// A webhook's filters as the emit statement applies them (emit.ts). The webhooks feature validates them
+// A webhook's filters as the emit statement applies them (sql/emit-events.sql, `targets`). The webhooks feature validates them
 // (src/webhooks/filters.ts) and stores them in this shape in webhooks.filters (migration 019); the
 // operator passes each event's workload. Matching happens in SQL, where the emit picks the subscribers,
 // so a filtered-out event creates no delivery row and costs no extra round trip.
@@ -47,26 +47,3 @@ export function filterSubject(payload: object, workload: EventWorkload | undefin
     labels: workload?.labels ?? null,
   };
 }
-
-/**
- * A boolean SQL expression: the webhook `w` (with its `filters` column) takes the event `g` (with a jsonb
- * `subject`, a FilterSubject). A webhook without filters takes every event and costs one IS NULL test.
- * A part the event cannot answer (no workload known, say) does not match: a filter is a promise of what
- * the receiver gets. The label rules are Kubernetes': NotIn and DoesNotExist hold when the label is
- * absent. The values come from the rows, never from SQL text: nothing a tenant sends is spliced in.
- */
-export const filtersMatch = (w: string, g: string) => `(${w}.filters IS NULL OR (
-      (NOT (${w}.filters ? 'environments')
-        OR COALESCE((${w}.filters -> 'environments') ? (${g}.subject ->> 'environment'), false))
-      AND (NOT (${w}.filters ? 'kinds') OR COALESCE((${w}.filters -> 'kinds') ? (${g}.subject ->> 'kind'), false))
-      AND (NOT (${w}.filters ? 'label_selector') OR (
-        jsonb_typeof(${g}.subject -> 'labels') = 'object'
-        AND (${g}.subject -> 'labels') @> COALESCE(${w}.filters -> 'label_selector' -> 'match_labels', '{}')
-        AND NOT EXISTS (
-          SELECT 1 FROM jsonb_array_elements(COALESCE(${w}.filters -> 'label_selector' -> 'match_expressions', '[]')) e
-           WHERE NOT CASE e ->> 'operator'
-             WHEN 'In' THEN COALESCE((e -> 'values') ? (${g}.subject -> 'labels' ->> (e ->> 'key')), false)
-             WHEN 'NotIn' THEN NOT COALESCE((e -> 'values') ? (${g}.subject -> 'labels' ->> (e ->> 'key')), false)
-             WHEN 'Exists' THEN (${g}.subject -> 'labels') ? (e ->> 'key')
-             WHEN 'DoesNotExist' THEN NOT ((${g}.subject -> 'labels') ? (e ->> 'key'))
-             ELSE false END)))))`;

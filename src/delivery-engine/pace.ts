@@ -2,51 +2,14 @@ import type { Queryable } from "../db/pool.js";
 import { metrics } from "../metrics.js";
 
 // Pace per webhook (docs/deliveries.md, "Pace"). Two things hold a webhook's sends back, both kept in
-// its row so that every replica obeys them together, not each process on its own:
-// - its rate limit (rate_limit_per_second, rate_limit_burst): a token bucket whose level is stored as
-//   pace_tokens at pace_at. The claim locks the row (SKIP LOCKED: a replica claiming it at the same
-//   moment is passed over, never waited for), takes at most the whole tokens there are, and stores what
-//   is left. A row is paced when it is claimed; it is sent within the claim-ahead wait (worker.ts).
+// Postgres so that every replica obeys them together, not each process on its own:
+// - its rate limit (rate_limit_per_second, rate_limit_burst): a token bucket whose level is the
+//   webhook's pace row (webhook_pace, migration 021). The claim (sql/claim.sql, `gates` and
+//   `pace_taken`) locks that row (SKIP LOCKED: a replica claiming it at the same moment is passed over,
+//   never waited for), takes at most the whole tokens there are, and stores what is left. A row is
+//   paced when it is claimed; it is sent within the claim-ahead wait (worker.ts).
 // - a receiver's pause (throttled_until): a 429 or 503 with Retry-After (retry-after.ts). The claim
 //   takes none of its rows until then; the delivery that was answered so goes back to the queue.
-
-/**
- * The claim's CTEs after `unfinished_webhooks`:
- * - gates: the webhooks with due rows that no receiver paused, and whether each has a rate limit.
- * - paced: those with one, locked, with their tokens now (the stored level refilled since pace_at, up
- *   to the burst; a bucket never used starts full). Without the statement's follow-ups' webhooks, which
- *   the outcome policy may update in the same statement: a row updated twice by one statement keeps
- *   only one of the changes. They are paced again by the next claim. This lock never waits, but the
- *   follow-ups' do: two statements may meet in opposite orders (one holding a paced webhook's row,
- *   waiting for a row the other's follow-ups hold while waiting for the first). Postgres then aborts one
- *   (40P01), which the worker treats as transient: its outcomes are kept and written by the next turn,
- *   its claims were never made.
- */
-export const pacedCtes = (followUps: boolean) => `
-  gates AS (
-    SELECT u.webhook_id, w.rate_limit_per_second IS NOT NULL AS paced
-      FROM unfinished_webhooks u
-      JOIN webhooks w ON w.id = u.webhook_id
-     WHERE u.webhook_id IS NOT NULL AND NOT COALESCE(w.throttled_until > clock_timestamp(), false)
-  ), paced AS (
-    SELECT w.id AS webhook_id,
-           LEAST(w.rate_limit_burst, COALESCE(w.pace_tokens, w.rate_limit_burst) + w.rate_limit_per_second
-                 * GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - COALESCE(w.pace_at, clock_timestamp())))) AS tokens
-      FROM webhooks w
-     WHERE w.id IN (SELECT webhook_id FROM gates WHERE paced)${followUps ? " AND w.id NOT IN (SELECT id FROM policies)" : ""}
-       FOR NO KEY UPDATE SKIP LOCKED
-  )`;
-
-/** After `claimed`: what the claim took from each paced webhook's bucket. */
-export const pacedTaken = `
-  pace_taken AS (
-    UPDATE webhooks w
-       SET pace_tokens = p.tokens - (SELECT count(*) FROM claimed c WHERE c.webhook_id = p.webhook_id),
-           pace_at = clock_timestamp()
-      FROM paced p
-     WHERE w.id = p.webhook_id
-    RETURNING w.id
-  )`;
 
 /**
  * Pauses a webhook's sends until `untilMs` (never shortening a pause already longer) and gives the

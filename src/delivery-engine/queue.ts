@@ -1,18 +1,16 @@
 import { arrayLiteral } from "../db/array-literal.js";
 import type { Queryable } from "../db/pool.js";
 import { metrics } from "../metrics.js";
-import { type ClaimedDelivery, type ClaimRequest, claimCtes, claimedWithSendDetails } from "./claim.js";
+import { type ClaimedDelivery, type ClaimRequest, claimStatement, claimValues } from "./claim.js";
 import { deliveriesChannel } from "./emit.js";
-import { followUpCtes, recordedForFollowUps, withFollowUps } from "./follow-ups.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
-import { type RecordedOutcome, recordedCte, recordsShaped } from "./record.js";
-import { StatementParams } from "./statement-params.js";
+import { type RecordedOutcome, recordStatement, recordValues } from "./record.js";
 
 export type { ClaimedDelivery, ClaimRequest } from "./claim.js";
 export type { RecordedOutcome } from "./record.js";
 
 /**
- * Session settings of the connections that run recordAndClaim (the engine's worker pool).
+ * Session settings of the connections that run the worker's statements (the engine's worker pool).
  * - Its statements are prepared and planned once per connection, generically (force_generic_plan).
  *   Planning every execution (force_custom_plan, as before) was 70% of the engine's Postgres time at
  *   200 events/s: a claim is planned in ~0.3 ms and, at moderate rates, takes one row. Left to choose
@@ -25,11 +23,11 @@ export type { RecordedOutcome } from "./record.js";
  *   Without bitmap scans it walks the index and stops at the limit.
  * - A plan made once must hold however the tables grow, and whatever the statistics said when it was
  *   made. Two cases made the claim read deliveries and events whole: statistics taken while a
- *   backlog was queued (autovacuum analyzes during a burst) estimate the claim's `LIMIT $8` at a tenth
+ *   backlog was queued (autovacuum analyzes during a burst) estimate the claim's limit at a tenth
  *   of the queue, so a hash join over the whole table looked cheaper (measured: 6 ms per claim of 50 at
  *   20k queued, against 1 ms); tables that were empty when the plan was made (a new installation, until
  *   autovacuum analyzes) made every scan look free (ten claims read 62 million rows, 10 s, at
- *   5k queued). Without sequential scans, and with the claimed rows found by an id array (claim.ts),
+ *   5k queued). Without sequential scans, and with the claimed rows found by an id array (claim.sql),
  *   the plan is index lookups in every case (test/integration/claim-plans.test.ts).
  */
 export const claimSessionSettings = {
@@ -39,11 +37,14 @@ export const claimSessionSettings = {
 };
 
 /**
- * Records finished outcomes and claims up to `claim.limit` due deliveries, in one round trip: the
- * statement is composed from the record part (record.ts) and the claim part (claim.ts), each naming its
- * own parameters, plus the follow-ups of webhooks with a retry policy or one the outcome policy applies
- * to (follow-ups.ts) when the batch holds such an outcome. Run it on connections with
- * claimSessionSettings.
+ * A worker's turn: records finished outcomes and what they set off (sql/record-outcomes.sql) and claims
+ * up to `claim.limit` due deliveries (sql/claim.sql), each statement prepared once per connection. The
+ * two run side by side, each on a connection of `db` (a pool) and in a transaction of its own: a turn
+ * waits for one round trip, not two, and the claim never shares a transaction with the record's locks
+ * (the record waits for webhook rows in id order, the claim waits for nothing), so they cannot
+ * deadlock. The claim leaves the rows being recorded alone. Should the record fail once the claim
+ * succeeded, the claimed rows go back to the queue at once and the record's error is thrown (the worker
+ * keeps the outcomes for its next turn). Run it on connections with claimSessionSettings.
  */
 export async function recordAndClaim(
   db: Queryable,
@@ -52,44 +53,58 @@ export async function recordAndClaim(
   claim: ClaimRequest,
   policy: OutcomePolicy,
 ): Promise<ClaimedDelivery[]> {
-  const params = new StatementParams();
-  const followUps = outcomes.some((o) => (o.retryInMs ?? null) !== null || o.countedByPolicy);
-  const recorded = recordedCte(
-    params,
-    outcomes,
-    followUps ? recordedForFollowUps(params, outcomes) : undefined,
-  );
-  const ctes = [recorded.cte];
-  if (followUps) ctes.push(followUpCtes(policy));
-  // With nothing to claim (the outcomes of handed-over sends at moderate rates, recorded in groups), a
-  // statement without the claim's parts: the claim's plan costs about as much to start as to run, each
-  // time (bench/delivery.ts at 200 events/s).
-  const claiming = claim.limit > 0;
-  if (claiming) ctes.push(claimCtes(params, workerId, claim, recorded.ids, followUps));
-  const claimed = claiming ? claimedWithSendDetails(policy) : "SELECT NULL::bigint AS id WHERE false";
-  const { rows } = await db.query<
-    ClaimedDelivery & { retries_scheduled?: number; disabled_ids?: number[] | null }
-  >({
-    name: `${claiming ? "record-and-claim" : "record"}${followUps ? "-follow-ups" : ""}${recordsShaped(outcomes) ? "-shaped" : ""}`,
-    text: `WITH RECURSIVE ${ctes.join(",")}
-  ${followUps ? withFollowUps(claimed, policy) : claimed}`,
-    values: params.values,
-  });
-  if (followUps) {
-    const first = rows[0];
-    if (first?.retries_scheduled) metrics.retriesScheduled.inc(first.retries_scheduled);
-    if (first?.disabled_ids) policy.onDisabled(first.disabled_ids);
+  const recording = outcomes.length > 0 ? record(db, outcomes, policy, true) : Promise.resolve();
+  if (claim.limit <= 0) {
+    await recording;
+    return [];
   }
-  // The follow-up variant returns one row even when nothing was claimed.
-  return rows.filter((row) => row.id !== null && row.id !== undefined);
+  const claiming = db.query<ClaimedDelivery>({
+    name: claimStatement.name,
+    text: claimStatement.text,
+    values: claimValues(
+      workerId,
+      claim,
+      outcomes.map((o) => o.id),
+    ),
+  });
+  const [recorded, claimed] = await Promise.allSettled([recording, claiming]);
+  if (recorded.status === "rejected") {
+    if (claimed.status === "fulfilled" && claimed.value.rows.length > 0)
+      await releaseClaimsOf(
+        db,
+        workerId,
+        claimed.value.rows.map((row) => row.id),
+      ).catch(() => {});
+    throw recorded.reason;
+  }
+  if (claimed.status === "rejected") throw claimed.reason;
+  return claimed.value.rows;
 }
 
-/** Writes outcomes without claiming anything or following them up (replays and test events). */
-export async function recordOutcomes(db: Queryable, outcomes: RecordedOutcome[]): Promise<void> {
+async function record(
+  db: Queryable,
+  outcomes: RecordedOutcome[],
+  policy: OutcomePolicy,
+  prepared: boolean,
+): Promise<void> {
+  const statement = { text: recordStatement.text, values: recordValues(outcomes, policy.disabledChannel) };
+  const { rows } = await db.query<{ retries_scheduled: number; disabled_ids: number[] | null }>(
+    prepared ? { name: recordStatement.name, ...statement } : statement,
+  );
+  const followUps = rows[0];
+  if (followUps?.retries_scheduled) metrics.retriesScheduled.inc(followUps.retries_scheduled);
+  if (followUps?.disabled_ids) policy.onDisabled(followUps.disabled_ids);
+}
+
+/** Writes outcomes outside a worker's turn (replays and test events), with what they set off. */
+export async function recordOutcomes(
+  db: Queryable,
+  outcomes: RecordedOutcome[],
+  policy: OutcomePolicy,
+): Promise<void> {
   if (outcomes.length === 0) return;
-  const params = new StatementParams();
   // Not prepared: these connections lack claimSessionSettings.
-  await db.query(`WITH ${recordedCte(params, outcomes).cte} SELECT 1`, params.values);
+  await record(db, outcomes, policy, false);
 }
 
 /**

@@ -32,7 +32,7 @@ export interface ClaimPlan {
   restrictedBudget: number;
   /**
    * Rows each webhook holds now (claimed, not finished), where any: the claim serves the webhook holding
-   * the fewest first (claim.ts). Absent: none held.
+   * the fewest first (sql/claim.sql). Absent: none held.
    */
   held?: Map<number, number>;
 }

@@ -1,15 +1,16 @@
 import { abortable } from "../abortable.js";
 import { isTransientDatabaseError } from "../db/sqlstate.js";
 import { type Logger, logRetry } from "../logger.js";
-import { countDelivery, metrics } from "../metrics.js";
+import { metrics } from "../metrics.js";
 import type { HandOver } from "./emit.js";
 import { PaceWake, tokenStale } from "./pace.js";
 import type { ClaimedDelivery, RecordedOutcome } from "./queue.js";
 import { ReceiverLimits } from "./receiver-limits.js";
-import { pauseReason, pauseUntil } from "./retry-after.js";
+import { type RowState, SendSlots } from "./send-slots.js";
 import type { DeliveryOutcome, OutboundDelivery } from "./sender.js";
 import { longestSendMs } from "./timing.js";
 import type { WorkerQueue } from "./worker-queue.js";
+import { WorkerSends } from "./worker-sends.js";
 
 export interface WorkerOptions {
   /** The database as the worker sees it: its statements and its LISTEN (worker-queue.ts). */
@@ -68,41 +69,6 @@ const groupRecordsMs = 50;
 const slowCheckIntervalMs = 100;
 
 /**
- * A delivery of a webhook disabled since it was queued is not sent: it is recorded as a failed attempt
- * with this message, so it shows in the webhook's deliveries and can be retried once it is enabled.
- */
-export const notSentDisabledMessage = (webhookId: number): string =>
-  `Not sent: webhook ${webhookId} was disabled after this delivery was queued. Enable it and retry this delivery to send it.`;
-
-function notSentOutcome(delivery: ClaimedDelivery): DeliveryOutcome {
-  return {
-    success: false,
-    statusCode: 0,
-    responseBody: "",
-    errorMessage: notSentDisabledMessage(delivery.webhook_id),
-    failure: null,
-    durationMs: 0,
-    requestTimestamp: null,
-    signature: null,
-  };
-}
-
-/** Records an attempt's outcome in the metrics. */
-export function observeOutcome(
-  delivery: { webhook_id: number; event_type: string },
-  outcome: DeliveryOutcome,
-): void {
-  const result = outcome.success ? "success" : "failure";
-  countDelivery({
-    webhook_id: String(delivery.webhook_id),
-    event_type: delivery.event_type,
-    outcome: result,
-    reason: outcome.failure ?? "none",
-  });
-  metrics.deliveryDuration.observe({ outcome: result }, outcome.durationMs / 1000);
-}
-
-/**
  * Sends queued deliveries. One loop talks to the database, one statement per turn: it records the
  * outcomes that finished since the last turn and claims deliveries for the slots now free. Under load
  * each turn carries everything that finished while the previous one ran (group commit); when idle, a
@@ -110,11 +76,12 @@ export function observeOutcome(
  * expired leases of dead workers).
  */
 export class DeliveryWorker {
-  private readonly inFlight = new Map<number, Promise<void>>();
-  /** Replays and test events in flight (synchronous-sends.ts): they hold slots like the sends above. */
-  private synchronousInFlight = 0;
-  /** Claimed rows not sent yet (claimed ahead, or held by their webhook's limit), oldest claim first. */
-  private readonly ready: Array<{ delivery: ClaimedDelivery; claimedAtMs: number }> = [];
+  /** Claimed rows waiting (claimed ahead, or held by their webhook's limit) and sends holding slots. */
+  private readonly slots: SendSlots;
+  /** startReady is running: a slot freed meanwhile (a send that ended at once) makes it go round again. */
+  private startingReady: { again: boolean } | undefined;
+  /** What each send becomes: an outcome to record, or a pause its receiver asked for. */
+  private readonly sends: WorkerSends;
   /** Rows claimed beyond the free slots, so a finished send is replaced at once, not a turn later. */
   private readonly claimAhead: number;
   /** How long a claimed row may wait to be sent: past it, it goes back to the queue unsent. */
@@ -154,6 +121,23 @@ export class DeliveryWorker {
       slowAfterMs,
       ahead: this.claimAhead,
     });
+    this.sends = new WorkerSends({
+      ...options,
+      paceWake: this.paceWake,
+      record: (outcome) => this.pendingOutcomes.push(outcome),
+      whilePausing: (pausing) => {
+        this.releasing = Promise.all([this.releasing, pausing]).then(() => undefined);
+      },
+      finish: (deliveryId, outcome) => this.slots.finish(deliveryId, outcome),
+    });
+    this.slots = new SendSlots(this.limits, {
+      freed: () => {
+        this.startReady();
+        this.kick();
+      },
+      unknownSend: (deliveryId) =>
+        this.options.logger.error({ deliveryId }, "a send finished that held no slot (a bug in the worker)"),
+    });
   }
 
   /** Where it is in its life and in its turn loop (for tests and diagnostics). */
@@ -169,6 +153,7 @@ export class DeliveryWorker {
     this.lifecycle = "running";
     await this.listener.start();
     this.pollTimer = setInterval(() => {
+      metrics.deliverySendsStuck.set(this.stuckSends());
       this.queueDueRetries();
       this.startReady();
       this.wake();
@@ -210,15 +195,15 @@ export class DeliveryWorker {
    * what each webhook may be given now, a restricted one nothing. None before start, once stopping, and
    * when rows may not wait for a slot (a lease too short to claim ahead).
    */
-  handOverLease(countedBy: string): HandOver | undefined {
-    const limit = this.options.concurrency - this.slotsInUse() - this.ready.length;
+  handOverLease(): HandOver | undefined {
+    const limit = this.options.concurrency - this.slots.inUse() - this.slots.waiting.length;
     if (this.lifecycle !== "running" || this.claimAhead === 0 || limit <= 0) return undefined;
     const plan = this.limits.plan();
     const allowances = new Map<number, number>();
     for (const [id, { allowance, restricted }] of plan.allowances)
       allowances.set(id, restricted ? 0 : allowance);
     const { workerId, leaseMs } = this.options;
-    return { workerId, leaseMs, limit, allowances, defaultAllowance: plan.defaultAllowance, countedBy };
+    return { workerId, leaseMs, limit, allowances, defaultAllowance: plan.defaultAllowance };
   }
 
   /**
@@ -232,10 +217,7 @@ export class DeliveryWorker {
       return;
     }
     const claimedAtMs = Date.now();
-    for (const delivery of deliveries) {
-      this.limits.claimed(delivery.webhook_id);
-      this.ready.push({ delivery, claimedAtMs });
-    }
+    for (const delivery of deliveries) this.slots.claimed(delivery, claimedAtMs);
     this.startReady();
   }
 
@@ -256,12 +238,12 @@ export class DeliveryWorker {
     await this.listener.stop();
     await this.queueingRetries;
     await this.releasing;
-    await abortable(Promise.allSettled(this.inFlight.values()), AbortSignal.timeout(timeoutMs)).catch(
-      () => {},
-    );
+    await abortable(this.slots.allSent(), AbortSignal.timeout(timeoutMs)).catch(() => {});
     // Record what finished; a stopped worker's turns claim nothing.
     this.kick();
     if (this.turn.state === "turning") await this.turn.done;
+    // The rows still waiting are released with every other unfinished claim of this worker.
+    this.slots.giveBackAll();
     const released = await this.options.queue.releaseClaims().catch(() => 0);
     if (released > 0)
       this.options.logger.info({ released }, "released unfinished deliveries back to the queue");
@@ -313,15 +295,25 @@ export class DeliveryWorker {
    */
   private claimable(sendsFinishing: boolean): number {
     const ahead = sendsFinishing ? this.claimAhead : 0;
-    return this.options.concurrency + ahead - this.slotsInUse() - this.ready.length;
+    return this.options.concurrency + ahead - this.slots.inUse() - this.slots.waiting.length;
   }
 
   /**
-   * Sends holding a slot: all in flight, synchronous ones included, but those a slow receiver held
-   * beyond its budget.
+   * Sends open longer than twice the longest a send can take: none, unless a slot was lost (a send
+   * whose end did not give it back). Shown by /readyz and webhook_operator_delivery_sends_stuck.
    */
-  private slotsInUse(): number {
-    return this.inFlight.size + this.synchronousInFlight - this.limits.overflowSends();
+  stuckSends(): number {
+    return this.slots.stuck(Date.now() - 2 * longestSendMs(this.options.timeoutMs));
+  }
+
+  /** Where a claimed row is in this worker (send-slots.ts); undefined: not held (for tests and diagnostics). */
+  rowState(deliveryId: number): RowState | undefined {
+    return this.slots.stateOf(deliveryId);
+  }
+
+  /** How the worker's slots are used now (for tests and diagnostics). */
+  get slotUsage(): { sending: number; waiting: number; inUse: number } {
+    return { sending: this.slots.sending, waiting: this.slots.waiting.length, inUse: this.slots.inUse() };
   }
 
   /** Sends of the webhook in flight on this replica: this worker's and synchronous ones. */
@@ -335,15 +327,12 @@ export class DeliveryWorker {
    * delivery ids.
    */
   synchronousStarted(webhookId: number, sendId: number): void {
-    this.synchronousInFlight += 1;
-    this.limits.claimed(webhookId);
-    this.limits.started(webhookId, sendId);
+    this.slots.synchronousStarted(webhookId, sendId);
   }
 
   /** It ended (outcome undefined: it was not sent); its slot goes to the rows waiting, or a claim. */
   synchronousFinished(webhookId: number, sendId: number, outcome: DeliveryOutcome | undefined): void {
-    this.synchronousInFlight -= 1;
-    this.limits.finished(webhookId, sendId, outcome);
+    this.slots.synchronousFinished(webhookId, sendId, outcome);
     // A worker not started (DELIVERY_WORKERS=false) or stopping claims nothing.
     if (this.lifecycle !== "running") return;
     this.startReady();
@@ -385,14 +374,11 @@ export class DeliveryWorker {
         return undefined;
       }
       const claimedAtMs = Date.now();
-      for (const delivery of claimed) {
-        this.limits.claimed(delivery.webhook_id);
-        this.ready.push({ delivery, claimedAtMs });
-      }
+      for (const delivery of claimed) this.slots.claimed(delivery, claimedAtMs);
       this.paceWake.claimed(claimed);
       this.startReady();
-      // A rollout's next event, held back by the one just recorded (rollout-order.ts), is claimable now:
-      // this statement's claim still saw that one unfinished.
+      // A rollout's next event, held back by the one just recorded (sql/claim.sql), is claimable now:
+      // the claim that ran beside the record still saw that one unfinished.
       if (outcomes.some((o) => o.holdsLaterEvents)) this.wake();
       if (claimLimit > 0) {
         // A short claim means the queue is drained, except for rows held back by a webhook's limit or
@@ -430,49 +416,46 @@ export class DeliveryWorker {
     }
   }
 
-  /** When the next attempt is due after this one, or null when none follows automatically. */
-  private retryDelay(delivery: ClaimedDelivery, outcome: DeliveryOutcome): number | null {
-    const max = delivery.retry_max_attempts;
-    if (outcome.success || max === null || delivery.attempt_number >= max) return null;
-    const delays = this.options.retryDelaysMs;
-    const base = delays[Math.min(delivery.attempt_number, delays.length) - 1] ?? 0;
-    return Math.round(base * (0.8 + Math.random() * 0.4));
-  }
-
   /**
    * Sends claimed rows, oldest claim first, while slots are free and their webhook's limit allows. A
    * row that waited past maxWaitMs (every slot or its webhook's sends held by slow receivers) goes back
    * to the queue unsent, for another replica or a later claim, before its lease could run out mid-send.
    */
   private startReady(): void {
+    if (this.startingReady) {
+      this.startingReady.again = true;
+      return;
+    }
+    const starting = { again: true };
+    this.startingReady = starting;
+    try {
+      while (starting.again) {
+        starting.again = false;
+        this.startWaiting();
+      }
+    } finally {
+      this.startingReady = undefined;
+    }
+  }
+
+  private startWaiting(): void {
     const expireBefore = Date.now() - this.maxWaitMs;
     const expired: number[] = [];
-    while (this.ready.length > 0 && (this.ready[0] as { claimedAtMs: number }).claimedAtMs < expireBefore) {
-      const { delivery } = this.ready.shift() as { delivery: ClaimedDelivery };
-      this.limits.released(delivery.webhook_id);
-      expired.push(delivery.id);
-    }
+    while ((this.slots.waiting[0]?.claimedAtMs ?? expireBefore) < expireBefore)
+      expired.push(this.slots.giveBack(0).id);
     if (expired.length > 0) this.release(expired);
     const unpaced: number[] = [];
-    for (
-      let i = 0;
-      i < this.ready.length && this.slotsInUse() < this.options.concurrency && !this.stopping;
-    ) {
-      const { delivery, claimedAtMs } = this.ready[i] as { delivery: ClaimedDelivery; claimedAtMs: number };
+    const { waiting } = this.slots;
+    for (let i = 0; i < waiting.length && this.slots.inUse() < this.options.concurrency && !this.stopping; ) {
+      const { delivery, claimedAtMs } = waiting[i] as { delivery: ClaimedDelivery; claimedAtMs: number };
       // Claimed before its receiver asked for a pause, or held so long that its token is stale (pace.ts):
       // back to the queue, once the pause is stored.
       if (this.paceWake.isPaused(delivery.webhook_id) || tokenStale(delivery, claimedAtMs)) {
-        this.ready.splice(i, 1);
-        this.limits.released(delivery.webhook_id);
-        unpaced.push(delivery.id);
-        continue;
-      }
-      if (!this.limits.canStart(delivery.webhook_id)) {
-        i += 1;
-        continue;
-      }
-      this.ready.splice(i, 1);
-      this.startSend(delivery);
+        unpaced.push(this.slots.giveBack(i).id);
+      } else if (this.limits.canStart(delivery.webhook_id)) {
+        metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.event_created_ms) / 1000);
+        this.slots.start(i, (row) => this.sends.run(row));
+      } else i += 1;
     }
     if (unpaced.length > 0) void Promise.resolve(this.releasing).then(() => this.release(unpaced));
   }
@@ -487,81 +470,5 @@ export class DeliveryWorker {
     });
     this.releasing = Promise.all([this.releasing, giving]).then(() => undefined);
     this.wake();
-  }
-
-  /**
-   * The receiver asked for a pause (429/503 with Retry-After): its webhook is paused for every replica
-   * and the delivery goes back to the queue, not recorded as a failed attempt (pace.ts). If that cannot
-   * be written, the row's lease runs out and it is sent again then.
-   */
-  private paused(delivery: ClaimedDelivery, statusCode: number, untilMs: number): void {
-    const pausing = this.options.queue
-      .pauseWebhook({
-        webhookId: delivery.webhook_id,
-        deliveryId: delivery.id,
-        untilMs,
-        reason: pauseReason(statusCode, untilMs),
-      })
-      .catch((error: unknown) => {
-        this.options.logger.warn(
-          { err: error },
-          "pausing a throttled webhook failed; its delivery is sent again once its lease ends",
-        );
-      });
-    this.releasing = Promise.all([this.releasing, pausing]).then(() => undefined);
-    this.paceWake.paused(delivery.webhook_id, untilMs);
-  }
-
-  private startSend(delivery: ClaimedDelivery): void {
-    this.limits.started(delivery.webhook_id, delivery.id);
-    metrics.inFlight.inc();
-    metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.event_created_ms) / 1000);
-    this.inFlight.set(delivery.id, this.send(delivery));
-  }
-
-  private async send(delivery: ClaimedDelivery): Promise<void> {
-    let outcome: DeliveryOutcome | undefined;
-    try {
-      if (!delivery.enabled) {
-        this.pendingOutcomes.push({
-          id: delivery.id,
-          outcome: notSentOutcome(delivery),
-          deliveredAtMs: Date.now(),
-        });
-        return;
-      }
-      outcome = await this.options.send({
-        url: delivery.url,
-        body: delivery.body,
-        eventType: delivery.event_type,
-        deliveryId: delivery.id,
-        secret: delivery.secret,
-        shape: delivery.shape,
-      });
-      const pausedUntil = pauseUntil(outcome, Date.now(), this.options.retryAfterMaxMs);
-      if (pausedUntil !== undefined) {
-        this.paused(delivery, outcome.statusCode, pausedUntil);
-        return;
-      }
-      observeOutcome(delivery, outcome);
-      // A 410 disables a webhook with auto-disable once recorded (webhooks/auto-disable.ts): none of its
-      // rows claimed ahead is sent meanwhile.
-      if (outcome.statusCode === 410 && delivery.counted_by_policy)
-        this.paceWake.paused(delivery.webhook_id, Date.now() + 1_000);
-      this.pendingOutcomes.push({
-        id: delivery.id,
-        outcome,
-        deliveredAtMs: Date.now(),
-        retryInMs: this.retryDelay(delivery, outcome),
-        countedByPolicy: delivery.counted_by_policy,
-        holdsLaterEvents: delivery.rollout_id !== null,
-      });
-    } finally {
-      this.inFlight.delete(delivery.id);
-      this.limits.finished(delivery.webhook_id, delivery.id, outcome);
-      metrics.inFlight.dec();
-      this.startReady();
-      this.kick();
-    }
   }
 }

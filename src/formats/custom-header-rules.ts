@@ -44,11 +44,18 @@ export const reservedHeaderPrefixes: [string, string][] = [
   ["ce-", "ce-* headers are CloudEvents attributes, set by the cloudevents format"],
 ];
 
-/** Whether a name is one of the refused ones above (`__proto__`, which no object can hold, included). */
+/**
+ * Names a plain JavaScript object holds itself (`__proto__`, `constructor`, `toString`, …), exactly as
+ * written: `__proto__` is dropped on the way into an object and the others read back as functions
+ * where a header map is asked for them, so a header of such a name could be lost or misread. Refused.
+ */
+export const objectPropertyNames: readonly string[] = Object.getOwnPropertyNames(Object.prototype).sort();
+
+/** Whether a name is one of the refused ones above (the names objects hold themselves included). */
 export function isReservedHeaderName(name: string): boolean {
   const lower = name.toLowerCase();
   return (
-    name === "__proto__" ||
+    objectPropertyNames.includes(name) ||
     Object.hasOwn(reservedHeaderNames, lower) ||
     reservedHeaderPrefixes.some(([prefix]) => lower.startsWith(prefix))
   );
@@ -57,9 +64,12 @@ export function isReservedHeaderName(name: string): boolean {
 /** Why a header name cannot be used, or null when it can. Names are quoted only once known safe. */
 export function customHeaderNameProblem(name: string): string | null {
   if (name.length === 0) return "a header name must not be empty";
-  // __proto__ is a token, but not a key a plain object can hold as a header.
-  if (name.length > maxHeaderNameLength || !tokenName.test(name) || name === "__proto__") {
+  if (name.length > maxHeaderNameLength || !tokenName.test(name)) {
     return `a header name must be 1–${maxHeaderNameLength} letters, digits or !#$%&'*+.^_\`|~- characters`;
+  }
+  // A token, and quoted safely, but a key no header map may be trusted to keep.
+  if (objectPropertyNames.includes(name)) {
+    return `header "${name}" cannot be set: it is a name JavaScript objects hold themselves`;
   }
   const lower = name.toLowerCase();
   const reserved = Object.hasOwn(reservedHeaderNames, lower) ? reservedHeaderNames[lower] : undefined;
@@ -81,8 +91,11 @@ export function customHeaderValueProblem(name: string, value: string): string | 
   return null;
 }
 
-/** Every problem of a set of custom headers, duplicates by case included. */
-export function customHeadersProblems(headers: Record<string, string>): string[] {
+/**
+ * Every problem of a set of custom headers, duplicates by case included. Give it the object as parsed
+ * from JSON, before any copy: a copy into a plain object would already have dropped `__proto__`.
+ */
+export function customHeadersProblems(headers: Record<string, unknown>): string[] {
   const names = Object.keys(headers);
   if (names.length > maxCustomHeaders) return [`at most ${maxCustomHeaders} custom headers are allowed`];
   const problems: string[] = [];
@@ -95,7 +108,8 @@ export function customHeadersProblems(headers: Record<string, string>): string[]
     }
     if (seen.has(name.toLowerCase())) problems.push(`header "${name}" is given twice (names ignore case)`);
     seen.add(name.toLowerCase());
-    const valueProblem = customHeaderValueProblem(name, headers[name] as string);
+    const value = headers[name];
+    const valueProblem = typeof value === "string" ? customHeaderValueProblem(name, value) : null;
     if (valueProblem !== null) problems.push(valueProblem);
   }
   return problems;

@@ -27,6 +27,8 @@ export interface OperatorConfig {
   webhookResyncIntervalMs: number;
   /** The kinds whose rollouts are watched (WATCH_WORKLOAD_KINDS). */
   workloadKinds: WorkloadKind[];
+  /** Secrets Webhooks may use without the opt-in label (WEBHOOK_SECRETS_WITHOUT_LABEL; controllers/secret-opt-in.ts). */
+  secretsWithoutLabel: readonly string[];
 }
 
 /**

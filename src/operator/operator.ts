@@ -51,6 +51,11 @@ export function startOperator(options: {
   const { pool, config } = options;
   const kubeConfig = shareConnections(options.kubeConfig);
   const logger = options.logger.child({ component: "operator" });
+  if (config.secretsWithoutLabel.includes("*")) {
+    logger.warn(
+      "WEBHOOK_SECRETS_WITHOUT_LABEL is *: Webhook resources may use every Secret of their namespace, labelled or not, so whoever may create a Webhook can send any of them to a receiver of their choice. Label the Secrets Webhooks use (webhook-operator.io/allow-webhooks=true) and remove this setting.",
+    );
+  }
   // Unique per instance, even for two instances in one process (tests): a shared identity would let
   // both believe they hold the lease.
   const identity = config.identity ?? `${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`;

@@ -55,7 +55,8 @@ const headersDocument = {
     `Custom request headers {"Name": "value"}, at most ${maxCustomHeaders}; write-only (read back as ` +
     "header_names), stored encrypted. null or {} removes them. Refused: Host, Content-Length, " +
     "Transfer-Encoding, Content-Type, Content-Encoding, User-Agent, Expect, hop-by-hop headers, and names " +
-    "starting with X-Webhook-, webhook- or ce-; names are unique ignoring case.",
+    "starting with X-Webhook-, webhook- or ce-, and names every JavaScript object holds itself " +
+    "(__proto__, constructor, toString, …); names are unique ignoring case.",
   example: { Authorization: "Bearer <token>" },
   // What the checks accept, published so the document describes it (the reserved names aside).
   maxProperties: maxCustomHeaders,
@@ -70,13 +71,20 @@ const headersDocument = {
     maxLength: maxHeaderValueLength,
   },
 };
+// The names are checked on the object as the JSON parser made it: zod's record skips a `__proto__` key
+// (it copies into a plain object), so checked after it such a header would vanish without a word.
 const headers = z
-  .record(z.string(), z.string({ error: "each header value must be a string" }), {
-    error: "headers must be an object of header names and string values, or null",
-  })
-  .superRefine((value, ctx) => {
-    for (const message of customHeadersProblems(value)) ctx.addIssue({ code: "custom", message });
-  })
+  .preprocess(
+    (value, ctx) => {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+      for (const message of customHeadersProblems(value as Record<string, unknown>))
+        ctx.addIssue({ code: "custom", message });
+      return value;
+    },
+    z.record(z.string(), z.string({ error: "each header value must be a string" }), {
+      error: "headers must be an object of header names and string values, or null",
+    }),
+  )
   .openapi(headersDocument);
 
 /** The fields as create and update accept them (all optional; update keeps what is omitted). */

@@ -66,10 +66,21 @@ export async function setRateLimit(
   webhookId: number,
   limit: RateLimit | null,
 ): Promise<WebhookRow | undefined> {
+  // The bucket is the webhook's pace row (migration 021), which the workers' claims lock: a new limit
+  // starts it full, none removes it.
   const { rows } = await db.query<WebhookRow>(
-    `UPDATE webhooks SET rate_limit_per_second = $3, rate_limit_burst = $4, pace_tokens = NULL, pace_at = NULL
-      WHERE project_id = $1 AND id = $2
-      RETURNING ${columns}`,
+    `WITH updated AS (
+       UPDATE webhooks SET rate_limit_per_second = $3, rate_limit_burst = $4
+        WHERE project_id = $1 AND id = $2
+        RETURNING ${columns}
+     ), removed AS (
+       DELETE FROM webhook_pace WHERE webhook_id IN (SELECT id FROM updated) AND $4::int IS NULL
+     ), filled AS (
+       INSERT INTO webhook_pace (webhook_id, tokens, refilled_at)
+       SELECT id, $4::int, clock_timestamp() FROM updated WHERE $4::int IS NOT NULL
+       ON CONFLICT (webhook_id) DO UPDATE SET tokens = EXCLUDED.tokens, refilled_at = EXCLUDED.refilled_at
+     )
+     SELECT * FROM updated`,
     [projectId, webhookId, limit?.per_second ?? null, limit?.burst ?? null],
   );
   return rows[0];

@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { waitUntil } from "../support/wait.js";
-import { clusterPatience, createWebhook, waitForReady } from "../support/webhook-resources.js";
+import { clusterPatience, createWebhook, optInLabels, waitForReady } from "../support/webhook-resources.js";
 
 // A real rollout, driven by the real Deployment controller, delivered by Webhook resources in the two
 // protocol formats and read the way their users read them: the CloudEvents SDK's HTTP.toEvent, and the
@@ -58,7 +58,7 @@ it("a rollout reaches a CloudEvents receiver and a Standard Webhooks receiver, e
   ] as const) {
     await cluster.core.createNamespacedSecret({
       namespace,
-      body: { metadata: { name }, stringData: { [key]: value } },
+      body: { metadata: { name, labels: optInLabels }, stringData: { [key]: value } },
     });
   }
   await createWebhook(cluster, namespace, "broker", {

@@ -14,6 +14,7 @@ import {
   createWebhook,
   eventsOf,
   getWebhook,
+  optInLabels,
   readyOf,
   waitForReady,
 } from "../support/webhook-resources.js";
@@ -149,7 +150,10 @@ describe("Webhook format fields on a real cluster", () => {
     ]) {
       await cluster.core.createNamespacedSecret({
         namespace,
-        body: { metadata: { name: name as string }, stringData: { [key as string]: value as string } },
+        body: {
+          metadata: { name: name as string, labels: optInLabels },
+          stringData: { [key as string]: value as string },
+        },
       });
     }
     const ready = await waitForReady(cluster, namespace, "slack", "True");

@@ -19,6 +19,7 @@ import {
   createWebhook,
   eventsOf,
   getWebhook,
+  optInLabels,
   patchWebhook,
   readyOf,
   waitForReady,
@@ -73,7 +74,10 @@ describe("Webhook resources on a real cluster", () => {
   it("are reconciled into the service: Ready, ids in status, finalizer, and API writes refused", async () => {
     await cluster.core.createNamespacedSecret({
       namespace,
-      body: { metadata: { name: "hook-secret" }, stringData: { token: "s3cret-from-k8s" } },
+      body: {
+        metadata: { name: "hook-secret", labels: optInLabels },
+        stringData: { token: "s3cret-from-k8s" },
+      },
     });
     await createWebhook(cluster, namespace, "deploys", {
       url: "https://hooks.example.com/deploys",
@@ -249,7 +253,7 @@ describe("Webhook resources on a real cluster", () => {
     });
     await cluster.core.createNamespacedSecret({
       namespace,
-      body: { metadata: { name: "later" }, stringData: { other: "x" } },
+      body: { metadata: { name: "later", labels: optInLabels }, stringData: { other: "x" } },
     });
     const noKey = await waitUntil(
       'ready?.reason === "SecretKeyNotFound"',
@@ -322,7 +326,7 @@ describe("Webhook resources on a real cluster", () => {
   it("pause delivering when the signing key is removed, and resume when it is back", async () => {
     await cluster.core.createNamespacedSecret({
       namespace,
-      body: { metadata: { name: "rotating" }, stringData: { key: "first-key" } },
+      body: { metadata: { name: "rotating", labels: optInLabels }, stringData: { key: "first-key" } },
     });
     await createWebhook(cluster, namespace, "signed", {
       url: "https://hooks.example.com/signed",
@@ -551,7 +555,7 @@ describe("Webhook resources on a real cluster", () => {
       const bytes = Buffer.from([0xff, 0x00, 0xfe, 0x80, 0x41, 0xc3, 0x28]);
       await cluster.core.createNamespacedSecret({
         namespace,
-        body: { metadata: { name: "binary" }, data: { key: bytes.toString("base64") } },
+        body: { metadata: { name: "binary", labels: optInLabels }, data: { key: bytes.toString("base64") } },
       });
       await createWebhook(cluster, namespace, "binary-signed", {
         url: `${receiver.url}/binary`,

@@ -103,7 +103,7 @@ it("the claim's generic plan reads only the head of a backlog the statistics mis
   const reads = (await unfinishedIndexReads()) - before;
   expect(claimed).toBe(1_280);
   // The worker's connections plan its statements once, generically (claimSessionSettings).
-  expect((await plansOf("record-and-claim")).generic).toBeGreaterThan(0);
+  expect((await plansOf("claim")).generic).toBeGreaterThan(0);
   // Each claim reads past the rows claimed before it and takes its own 128: 128 × (1 + 2 + … + 10) =
   // 7,040 index entries in all, plus one a claim to find the webhook (claim.ts: one entry per webhook
   // with unfinished rows). A plan that walked the backlog would read 5,000 per claim, 50,000.
@@ -119,7 +119,7 @@ it("the claim capped by a webhook's allowance reads only the head of a backlog t
     expect(await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy)).toHaveLength(64);
     reads.push((await unfinishedIndexReads()) - before);
   }
-  expect((await plansOf("record-and-claim")).generic).toBeGreaterThan(0);
+  expect((await plansOf("claim")).generic).toBeGreaterThan(0);
   // Each reads past the rows claimed before it, then its candidates (twice the claim) and the rows it
   // locks. The regression joined the chosen ids once per queued row: 5,000 entries and more per claim.
   reads.forEach((read, turn) => {
@@ -148,5 +148,5 @@ it("neither claim scans deliveries or events when the plan was made while the ta
   const before = await rowsReadBySeqScans();
   expect(await claimBoth(5)).toBe(5 * (128 + 64));
   expect((await rowsReadBySeqScans()) - before).toBe(0);
-  expect((await plansOf("record-and-claim")).generic).toBeGreaterThan(0);
+  expect((await plansOf("claim")).generic).toBeGreaterThan(0);
 });

@@ -1,14 +1,14 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { engineSqlDirectory } from "../../scripts/engine-sql/render.js";
+import { loadSqlStatement } from "../../src/db/sql-statement.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { repoRoot } from "../support/tools.js";
 
-// The engine's statements as files (src/delivery-engine/sql/, test/unit/engine-sql.test.ts keeps them
-// equal to the code's) are laid out for reading: Postgres still takes each one as it reads, on the
-// migrated schema, so a reader can run what they read.
+// The engine's statements are files written by hand (src/delivery-engine/sql/); Postgres takes each one
+// as it reads, on the migrated schema, every parameter's type told by the file itself.
 
 let database: TestDatabase;
 let client: pg.Client;
@@ -22,12 +22,16 @@ afterAll(async () => {
   await database.drop();
 });
 
-const files = readdirSync(path.join(repoRoot, engineSqlDirectory)).filter((file) => file.endsWith(".sql"));
+const directory = path.join(repoRoot, "src/delivery-engine/sql");
+const files = readdirSync(directory).filter((file) => file.endsWith(".sql"));
 
-it.each(files)("Postgres prepares %s", async (file) => {
-  const text = readFileSync(path.join(repoRoot, engineSqlDirectory, file), "utf8");
-  const name = file.replace(/\.sql$/, "");
-  await client.query(`PREPARE "${name}" AS ${text}`);
-  const { rows } = await client.query("SELECT name FROM pg_prepared_statements WHERE name = $1", [name]);
-  expect(rows).toHaveLength(1);
+it.each(files)("Postgres prepares %s, knowing every parameter's type", async (file) => {
+  const statement = loadSqlStatement(pathToFileURL(path.join(directory, file)));
+  await client.query(`PREPARE "${statement.name}" AS ${statement.text}`);
+  const { rows } = await client.query<{ types: string[] }>(
+    "SELECT parameter_types::text[] AS types FROM pg_prepared_statements WHERE name = $1",
+    [statement.name],
+  );
+  expect(rows[0]?.types).toHaveLength(statement.parameters.length);
+  expect(rows[0]?.types).not.toContain("unknown");
 });

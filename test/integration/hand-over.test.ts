@@ -80,7 +80,6 @@ describe("handing deliveries over at emit", () => {
       limit: 10,
       allowances: new Map(),
       defaultAllowance: 2,
-      countedBy: "false",
     };
     const { handedOver } = await withTransaction(service.pool, (client) =>
       emitEvents(client, [{ ...event, projectId }], crashed),
@@ -148,6 +147,39 @@ describe("handing over a rollout step of several events", () => {
       const rows = await rowsOf(webhookId);
       return rows.length === 6 && rows.every((row) => row.state === "done") ? rows : undefined;
     });
+  });
+});
+
+describe("handing over a rollout's events", () => {
+  it("hands over a rollout's first event, and queues its later ones for the claim to order", async () => {
+    const projectId = await createProject(service, "rollout-steps");
+    const webhook = await createWebhook(service, projectId, {
+      url: `${receiver.url}/rollout-steps`,
+      events: ["deployment.created", "deployment.ready"],
+    });
+    const webhookId = webhook.id as number;
+    const step = (eventType: "deployment.created" | "deployment.ready", position: number) =>
+      withTransaction(service.pool, (client) =>
+        emitEvents(
+          client,
+          [{ eventType, projectId, payload: {}, rollout: { id: 2_000_001, position } }],
+          service.engine.handOverLease(),
+        ),
+      );
+    const first = await step("deployment.created", 0);
+    expect(first.handedOver.map((delivery) => delivery.event_type)).toEqual(["deployment.created"]);
+    service.engine.handOver(first.handedOver);
+    await waitUntil("the first event delivered", async () =>
+      (await rowsOf(webhookId))[0]?.state === "done" ? true : undefined,
+    );
+    // Its earlier event finished: a claim would take it now, yet only the claim decides the order.
+    const later = await step("deployment.ready", 1);
+    expect([later.handedOver, later.queued]).toEqual([[], 1]);
+    await waitUntil("the later event delivered by a claim", async () => {
+      const rows = await rowsOf(webhookId);
+      return rows.length === 2 && rows.every((row) => row.state === "done") ? rows : undefined;
+    });
+    expect(requestsTo("/rollout-steps")).toHaveLength(2);
   });
 });
 

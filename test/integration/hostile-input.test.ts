@@ -128,6 +128,16 @@ describe("bodies: content types, sizes, nesting", () => {
       { rawBody: '{"url":"https://e.com","events":["deployment.failed"],"__proto__":{"enabled":false}}' },
       400,
     ],
+    [
+      "a custom header named __proto__ (it was dropped: 201, header_names [])",
+      { rawBody: '{"url":"https://e.com","events":["deployment.failed"],"headers":{"__proto__":"x"}}' },
+      400,
+    ],
+    [
+      "a custom header named constructor",
+      { body: { url: "https://e.com", events: ["deployment.failed"], headers: { constructor: "x" } } },
+      400,
+    ],
   ])("POST webhooks with %s: %i", async (_name, options, status) => {
     await expectRefused(open, "POST", webhooks(), options, status);
   });

@@ -13,6 +13,8 @@ beforeAll(async () => {
     HTTP_HEADERS_TIMEOUT_MS: "1000",
     HTTP_MAX_CONNECTIONS: "20",
     AUTH_FAILURES_PER_MINUTE: "5",
+    // Nothing else takes connections from the pool while the guesses are counted.
+    DELIVERY_WORKERS: "false",
   });
 });
 afterAll(() => service?.close());
@@ -80,7 +82,7 @@ describe("a request whose credentials are refused", () => {
 });
 
 describe("failed authentications", () => {
-  it("paces a source after AUTH_FAILURES_PER_MINUTE refused keys: 429 with Retry-After, even for a good key", async () => {
+  it("paces a source after AUTH_FAILURES_PER_MINUTE refused keys: 429 with Retry-After, and a valid key still passes (it was 429 too)", async () => {
     const statuses = [];
     for (let i = 0; i < 5; i++)
       statuses.push((await service.api("GET", "/projects", { key: `wrong-key-${i}` })).status);
@@ -92,7 +94,42 @@ describe("failed authentications", () => {
     });
     expect(Number(paced.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(Number(paced.headers.get("retry-after"))).toBeLessThanOrEqual(60);
-    // Its credentials are not checked while it is paced, so a correct guess is not told apart.
-    expect((await service.api("GET", "/projects")).status).toBe(429);
+    // Behind an ingress the guesser and every API user share one address: the valid key is checked.
+    expect((await service.api("GET", "/projects")).status).toBe(200);
+    const scoped = await service.api("POST", "/api-keys", { body: { name: "new while paced" } });
+    expect((await service.api("GET", "/projects", { key: scoped.body.key })).status).toBe(200);
+    expect((await service.api("GET", "/projects", { key: "wrong-key-6" })).status).toBe(429);
+  });
+
+  it("costs a paced source's guesses no database query", async () => {
+    const acquired = countAcquires(service);
+    const statuses = new Set();
+    for (let i = 0; i < 20; i++)
+      statuses.add((await service.api("GET", "/service-info", { key: `guess-${i}` })).status);
+    expect(statuses).toEqual(new Set([429]));
+    // At most one reading of the keys' digests (they are read again at most once a second).
+    expect(acquired.stop()).toBeLessThanOrEqual(3);
+  });
+
+  it("ignores X-Forwarded-For without TRUSTED_PROXIES: naming another address does not escape pacing", async () => {
+    const response = await fetch(`${service.baseUrl}/api/projects`, {
+      headers: { authorization: "Bearer wrong-key-7", "x-forwarded-for": "198.51.100.9" },
+    });
+    expect(response.status).toBe(429);
   });
 });
+
+/** Counts the connections the service takes from its pool from now until `stop`. */
+function countAcquires(running: TestService) {
+  let acquired = 0;
+  const count = () => {
+    acquired += 1;
+  };
+  running.pool.on("acquire", count);
+  return {
+    stop: () => {
+      running.pool.off("acquire", count);
+      return acquired;
+    },
+  };
+}

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../../src/db/embedded.js";
 import { type Pool, withTransaction } from "../../src/db/pool.js";
+import { claimStatement, claimValues } from "../../src/delivery-engine/claim.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import { createLogger } from "../../src/logger.js";
@@ -26,7 +27,7 @@ describe("recording an outcome whose lease ran out", () => {
   let pool: Pool;
   onNewDatabase((created) => (pool = created), 2, claimSessionSettings);
 
-  it("writes the outcome, and the same statement's claim does not take the row again", async () => {
+  it("writes the outcome, and the claim beside it does not take the row again", async () => {
     const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
     const webhook = await insertWebhook(pool, testSecretBox(), {
       projectId: project.id,
@@ -74,6 +75,90 @@ describe("recording an outcome whose lease ran out", () => {
       claimed?.id,
     ]);
     expect(rows[0]).toEqual({ state: "done", success: true, status_code: 200 });
+  });
+});
+
+describe("the claim beside a record", () => {
+  let pool: Pool;
+  onNewDatabase((created) => (pool = created), 1, claimSessionSettings);
+
+  // The record and the claim of a turn run side by side (queue.ts): which one locks a row first is a
+  // race, so the claim is given the rows being recorded and must pass over them.
+  it("passes over a row being recorded whose lease ran out, and takes it when it is not", async () => {
+    const project = await insertProject(pool, { name: "Q", slug: "q", repoUrl: null });
+    await insertWebhook(pool, testSecretBox(), {
+      projectId: project.id,
+      url: "https://x.example",
+      events: ["deployment.created"],
+      enabled: true,
+      secret: null,
+    });
+    await withTransaction(pool, (client) =>
+      emitEvents(client, [{ eventType: "deployment.created", projectId: project.id, payload: {} }]),
+    );
+    const claim = {
+      limit: 10,
+      leaseMs: 1,
+      plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
+    };
+    const [claimed] = await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy);
+    const id = claimed?.id as number;
+    await pool.query(
+      "UPDATE deliveries SET locked_until = clock_timestamp() - interval '1 s' WHERE id = $1",
+      [id],
+    );
+    const claimBeside = async (recording: number[]) =>
+      (
+        await pool.query<{ id: number }>({
+          name: claimStatement.name,
+          text: claimStatement.text,
+          values: claimValues("worker-b", claim, recording),
+        })
+      ).rows.map((row) => row.id);
+    expect(await claimBeside([id])).toEqual([]);
+    expect(await claimBeside([])).toEqual([id]);
+  });
+});
+
+describe("a record that fails beside a claim", () => {
+  let pool: Pool;
+  onNewDatabase((created) => (pool = created), 2, claimSessionSettings);
+
+  it("throws its error and hands what the claim took back to the queue", async () => {
+    const project = await insertProject(pool, { name: "R", slug: "r", repoUrl: null });
+    await insertWebhook(pool, testSecretBox(), {
+      projectId: project.id,
+      url: "https://x.example",
+      events: ["deployment.created"],
+      enabled: true,
+      secret: null,
+    });
+    await withTransaction(pool, (client) =>
+      emitEvents(client, [{ eventType: "deployment.created", projectId: project.id, payload: {} }]),
+    );
+    const claim = {
+      limit: 10,
+      leaseMs: 60_000,
+      plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
+    };
+    // A response body Postgres refuses (a NUL character in text): the record fails, the claim does not.
+    const refused = {
+      id: 999_999,
+      outcome: {
+        success: false,
+        statusCode: 500,
+        responseBody: "\u0000",
+        errorMessage: null,
+        failure: "http" as const,
+        durationMs: 1,
+        requestTimestamp: 1,
+        signature: null,
+      },
+      deliveredAtMs: Date.now(),
+    };
+    await expect(recordAndClaim(pool, "worker-a", [refused], claim, autoDisablePolicy)).rejects.toThrow();
+    const { rows } = await pool.query("SELECT state, locked_by FROM deliveries");
+    expect(rows).toEqual([{ state: "queued", locked_by: null }]);
   });
 });
 

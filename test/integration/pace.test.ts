@@ -96,6 +96,37 @@ describe("a webhook's rate limit", () => {
     },
   );
 
+  it("keeps pacing a webhook while another transaction holds its row (an edit under way)", async () => {
+    const projectId = await createProject(service, "paced-held");
+    const webhookId = await webhookAt(projectId, "/paced-held", { rate_limit: { per_second: 50, burst: 3 } });
+    const holder = await service.pool.connect();
+    try {
+      await holder.query("BEGIN");
+      // What an update of the webhook takes: its row's lock, until it commits.
+      await holder.query("SELECT 1 FROM webhooks WHERE id = $1 FOR NO KEY UPDATE", [webhookId]);
+      await emitMany(service.pool, projectId, "deployment.created", 3);
+      // The bucket is the webhook's pace row (migration 021), which only the claims lock.
+      await requestsAt("/paced-held", 3);
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+  });
+
+  it("gives a webhook whose limit has no pace row yet (set by an older replica) a full bucket, then paces it", async () => {
+    const projectId = await createProject(service, "paced-unfilled");
+    const webhookId = await webhookAt(projectId, "/paced-unfilled", {
+      rate_limit: { per_second: 50, burst: 2 },
+    });
+    await service.pool.query("DELETE FROM webhook_pace WHERE webhook_id = $1", [webhookId]);
+    await emitMany(service.pool, projectId, "deployment.created", 4);
+    await requestsAt("/paced-unfilled", 4);
+    const { rows } = await service.pool.query("SELECT tokens FROM webhook_pace WHERE webhook_id = $1", [
+      webhookId,
+    ]);
+    expect(rows).toHaveLength(1);
+  });
+
   it("is validated: a rate or burst out of range is a 400 and changes nothing", async () => {
     const projectId = await createProject(service, "paced-invalid");
     const bad = await service.api("POST", `/projects/${projectId}/webhooks`, {

@@ -138,7 +138,6 @@ describe("order per rollout", () => {
       limit: 10,
       allowances: new Map(),
       defaultAllowance: 2,
-      countedBy: "false",
     };
     const rollout = 1_000_001;
     await withTransaction(service.pool, (client) =>

@@ -116,6 +116,14 @@ describe("Prometheus scraping the operator's pods on a real node", () => {
       "wrong-secret",
       "--from-literal=secret=not-the-receivers",
     ]);
+    await cluster.kubectl([
+      "-n",
+      project,
+      "label",
+      "secret",
+      "wrong-secret",
+      "webhook-operator.io/allow-webhooks=true",
+    ]);
     await cluster.kubectl(["-n", project, "get", "wh", "demo-receiver", "-o", "json"]).then(async (json) => {
       const webhook = JSON.parse(json);
       const failing = {

@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { expect } from "vitest";
 import type { ChartRelease } from "./chart-release.js";
 import type { Cluster } from "./cluster.js";
 import { receiverDeliveries } from "./node-cluster.js";
-import { eventOf, type LoggedDelivery } from "./receiver-log.js";
+import { eventOf, type LoggedDelivery, signedWith } from "./receiver-log.js";
 import { repoRoot } from "./tools.js";
 import { waitUntil } from "./wait.js";
 
@@ -199,4 +200,36 @@ export async function deliveredRollouts(
     },
     { timeoutMs: 180_000, intervalMs: 1_000 },
   );
+}
+
+/**
+ * Every event of the rollouts of `commits` in `all` arrived once, signed with the example Webhook's
+ * secret; with `inOrder`, each rollout's events arrived in the order they happened (docs/deliveries.md,
+ * Order per rollout: the receiver logs each request as it arrives).
+ */
+export function expectEachOnceSigned(
+  all: LoggedDelivery[],
+  commits: string[],
+  events: string[],
+  { inOrder }: { inOrder: boolean },
+): void {
+  const ofBurst = all.filter((d) => commits.includes(eventOf(d).payload.commit_sha ?? ""));
+  const perEvent = new Map<string, number>();
+  for (const delivery of ofBurst)
+    perEvent.set(eventOf(delivery).id, (perEvent.get(eventOf(delivery).id) ?? 0) + 1);
+  expect(
+    [...perEvent.values()].filter((n) => n > 1),
+    "events delivered more than once",
+  ).toEqual([]);
+  expect(ofBurst).toHaveLength(commits.length * events.length);
+  for (const delivery of ofBurst) expect(signedWith("demo-signing-secret-change-me", delivery)).toBe(true);
+  if (!inOrder) return;
+  const arrived = (commit: string) =>
+    ofBurst.filter((d) => eventOf(d).payload.commit_sha === commit).map((d) => d.event);
+  expect(
+    commits
+      .filter((commit) => arrived(commit).join() !== events.join())
+      .map((commit) => [commit, arrived(commit)]),
+    "rollouts whose events arrived out of order",
+  ).toEqual([]);
 }

@@ -56,7 +56,7 @@ async function step(what: string, command: string, args: string[], cwd: string):
  * The previous release's chart and image, built on the first call on this machine: the commit's tree
  * (`git archive`, so the repository's own worktrees are left alone), its `npm ci`, its `npm run image
  * -- --save`. Only the operator's image is kept; the chart's Postgres image is the one this version's
- * build imports (test/unit/release-line.test.ts fails when the two charts' Postgres images differ).
+ * build imports (test/integration/release-line.test.ts fails when the two charts' Postgres images differ).
  */
 export async function buildPreviousRelease(
   cacheRoot = path.join(homedir(), ".cache/webhook-operator/releases"),

@@ -1,9 +1,13 @@
 import type { CoreV1Event } from "@kubernetes/client-node";
 import type { WebhookResource } from "../../src/operator/api/webhook-v1alpha1.js";
+import { allowWebhooksLabel } from "../../src/operator/controllers/secret-opt-in.js";
 import type { Cluster } from "./cluster.js";
 import { waitUntil } from "./wait.js";
 
 // Webhook resources on the real cluster, read and written as a user's kubectl would.
+
+/** A Secret's labels that let the Webhooks of its namespace use it (controllers/secret-opt-in.ts). */
+export const optInLabels = { [allowWebhooksLabel]: "true" };
 
 const coordinates = { group: "webhook-operator.io", version: "v1alpha1", plural: "webhooks" };
 

@@ -1,12 +1,7 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import {
-  AuthenticationPacedError,
-  createAuthPacer,
-  pacedSourcesLimit,
-  sourceOf,
-} from "../../src/api-keys/auth-pacing.js";
+import { createAuthPacer, pacedSourcesLimit, sourceOf } from "../../src/api-keys/auth-pacing.js";
 
 /** A pacer on a clock the test moves, and the log lines it writes. */
 function pacerWithLog(limit: number) {
@@ -22,26 +17,16 @@ function pacerWithLog(limit: number) {
   return { pacer, lines, clock };
 }
 
-const retryAfterOf = (check: () => void): number | undefined => {
-  try {
-    check();
-    return undefined;
-  } catch (error) {
-    if (error instanceof AuthenticationPacedError) return error.retryAfterSeconds;
-    throw error;
-  }
-};
-
 describe("failed-authentication pacing", () => {
   it("paces a source at its limit until its minute ends, and logs it once, never the credential", () => {
     const { pacer, lines, clock } = pacerWithLog(3);
     for (let i = 0; i < 2; i++) pacer.failed("10.0.0.1", "Invalid API key.");
-    expect(retryAfterOf(() => pacer.check("10.0.0.1"))).toBeUndefined();
+    expect(pacer.refusal("10.0.0.1")?.retryAfterSeconds).toBeUndefined();
     pacer.failed("10.0.0.1", "Invalid API key.");
     clock.now += 20_000;
-    expect(retryAfterOf(() => pacer.check("10.0.0.1"))).toBe(40);
+    expect(pacer.refusal("10.0.0.1")?.retryAfterSeconds).toBe(40);
     // Others are not paced, and more failures of the paced one add no line.
-    expect(retryAfterOf(() => pacer.check("10.0.0.2"))).toBeUndefined();
+    expect(pacer.refusal("10.0.0.2")?.retryAfterSeconds).toBeUndefined();
     pacer.failed("10.0.0.1", "Invalid API key.");
     expect(lines).toEqual([
       expect.objectContaining({
@@ -53,7 +38,7 @@ describe("failed-authentication pacing", () => {
       }),
     ]);
     clock.now += 40_000;
-    expect(retryAfterOf(() => pacer.check("10.0.0.1"))).toBeUndefined();
+    expect(pacer.refusal("10.0.0.1")?.retryAfterSeconds).toBeUndefined();
     // A new episode, a new line.
     for (let i = 0; i < 3; i++) pacer.failed("10.0.0.1", "Invalid API key.");
     expect(lines).toHaveLength(2);
@@ -70,8 +55,8 @@ describe("failed-authentication pacing", () => {
     const { pacer } = pacerWithLog(2);
     pacer.failed("2001:db8:1:2::a", "Invalid API key.");
     pacer.failed("2001:db8:1:2::b", "Invalid API key.");
-    expect(retryAfterOf(() => pacer.check("2001:db8:1:2::c"))).toBe(60);
-    expect(retryAfterOf(() => pacer.check("2001:db8:1:3::a"))).toBeUndefined();
+    expect(pacer.refusal("2001:db8:1:2::c")?.retryAfterSeconds).toBe(60);
+    expect(pacer.refusal("2001:db8:1:3::a")?.retryAfterSeconds).toBeUndefined();
   });
 
   it("remembers a bounded number of sources, the most recently failing", () => {
@@ -79,14 +64,14 @@ describe("failed-authentication pacing", () => {
     pacer.failed("10.9.9.9", "Invalid API key.");
     for (let i = 0; i < pacedSourcesLimit; i++)
       pacer.failed(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, "x");
-    expect(retryAfterOf(() => pacer.check("10.9.9.9"))).toBeUndefined();
-    expect(retryAfterOf(() => pacer.check("10.0.0.0"))).toBe(60);
+    expect(pacer.refusal("10.9.9.9")?.retryAfterSeconds).toBeUndefined();
+    expect(pacer.refusal("10.0.0.0")?.retryAfterSeconds).toBe(60);
   });
 
   it("does nothing with a limit of 0", () => {
     const { pacer, lines } = pacerWithLog(0);
     for (let i = 0; i < 100; i++) pacer.failed("10.0.0.1", "Invalid API key.");
-    expect(retryAfterOf(() => pacer.check("10.0.0.1"))).toBeUndefined();
+    expect(pacer.refusal("10.0.0.1")?.retryAfterSeconds).toBeUndefined();
     expect(lines).toEqual([]);
   });
 });

@@ -55,6 +55,18 @@ describe("loadConfig", () => {
     );
   });
 
+  it("opens only labelled Secrets to Webhooks unless WEBHOOK_SECRETS_WITHOUT_LABEL lists more", () => {
+    expect(loadConfig({}).kubernetes.secretsWithoutLabel).toEqual([]);
+    expect(
+      loadConfig({ WEBHOOK_SECRETS_WITHOUT_LABEL: " shop/api-token, team-a/* ," }).kubernetes
+        .secretsWithoutLabel,
+    ).toEqual(["shop/api-token", "team-a/*"]);
+    expect(loadConfig({ WEBHOOK_SECRETS_WITHOUT_LABEL: "*" }).kubernetes.secretsWithoutLabel).toEqual(["*"]);
+    expect(configError({ WEBHOOK_SECRETS_WITHOUT_LABEL: "shop/api,api-token,*/x" }).message).toContain(
+      'WEBHOOK_SECRETS_WITHOUT_LABEL: "api-token", "*/x": write namespace/name, namespace/* or *',
+    );
+  });
+
   it("applies the documented defaults to an empty environment", () => {
     expect(loadConfig({})).toMatchObject({
       http: {

@@ -101,6 +101,21 @@ let sends: Map<number, (outcome: DeliveryOutcome) => void>;
 let sent: number[];
 let worker: DeliveryWorker;
 
+function workerOptions(concurrency: number) {
+  return {
+    queue,
+    workerId: "worker-1",
+    concurrency,
+    perWebhookConcurrency: 16,
+    leaseMs: 60_000,
+    timeoutMs: 10_000,
+    pollIntervalMs: 600_000,
+    retryDelaysMs: [1_000],
+    retryAfterMaxMs: 3_600_000,
+    logger: createLogger("silent"),
+  };
+}
+
 function createWorker(overrides: { concurrency?: number; pollIntervalMs?: number } = {}) {
   return new DeliveryWorker({
     queue,
@@ -198,11 +213,11 @@ describe("DeliveryWorker's lifecycle", () => {
   });
 
   it("offers an emit its free slots only while running", async () => {
-    expect(worker.handOverLease("true")).toBeUndefined();
+    expect(worker.handOverLease()).toBeUndefined();
     await worker.start();
-    expect(worker.handOverLease("true")).toMatchObject({ workerId: "worker-1", limit: 16 });
+    expect(worker.handOverLease()).toMatchObject({ workerId: "worker-1", limit: 16 });
     void worker.stop(1_000);
-    expect(worker.handOverLease("true")).toBeUndefined();
+    expect(worker.handOverLease()).toBeUndefined();
   });
 });
 
@@ -322,6 +337,53 @@ describe("DeliveryWorker's turns", () => {
 });
 
 describe("DeliveryWorker's pauses", () => {
+  const throttled = (retryAfter: string): DeliveryOutcome => ({
+    ...answered,
+    success: false,
+    statusCode: 429,
+    failure: "http",
+    retryAfter,
+  });
+
+  it.each([
+    ["0", "0"],
+    ["a date in the past", "Fri, 27 Nov 2026 11:00:00 GMT"],
+  ])("pauses at least a second for Retry-After %s", async (_name, retryAfter) => {
+    queue.due = [delivery(1, 7)];
+    await worker.start();
+    await settle();
+    sends.get(1)?.(throttled(retryAfter));
+    await settle();
+    expect(queue.paused).toEqual([
+      { webhookId: 7, deliveryId: 1, untilMs: Date.now() + 1_000, reason: expect.any(String) },
+    ]);
+  });
+
+  it("after 5 pauses in a row records the receiver's next pausing answers as failed attempts", async () => {
+    await worker.start();
+    await settle();
+    for (let id = 1; id <= 7; id += 1) {
+      queue.due = [delivery(id, 7)];
+      queue.notify();
+      await settle();
+      sends.get(id)?.(throttled("0"));
+      // The pause (a second) ends before the next row is queued.
+      await advance(1_000);
+    }
+    await advance(100);
+    expect(queue.paused.map((p) => p.deliveryId)).toEqual([1, 2, 3, 4, 5]);
+    expect(queue.statements.flatMap((s) => s.outcomes)).toEqual([6, 7]);
+    // Any other answer ends the run: the next 429 pauses again.
+    queue.due = [delivery(8, 7), delivery(9, 7)];
+    queue.notify();
+    await settle();
+    answer(8);
+    await settle();
+    sends.get(9)?.(throttled("0"));
+    await settle();
+    expect(queue.paused.map((p) => p.deliveryId)).toEqual([1, 2, 3, 4, 5, 9]);
+  });
+
   it("stores a receiver's 429 Retry-After as a pause, records no attempt, and sends no more of that webhook meanwhile", async () => {
     queue.due = [delivery(1, 7), delivery(2, 8)];
     await worker.start();
@@ -342,5 +404,56 @@ describe("DeliveryWorker's pauses", () => {
     await settle();
     expect(sent).toEqual([1, 2, 4]);
     expect(queue.released).toContain(3);
+  });
+});
+
+describe("DeliveryWorker's slots", () => {
+  it("gives back the slot of a row whose webhook was disabled (recorded unsent, at once): later rows are sent", async () => {
+    worker = createWorker({ concurrency: 4 });
+    queue.due = [1, 2, 3, 4, 5, 6].map((id) => ({ ...delivery(id, 7), enabled: false }));
+    await worker.start();
+    await advance(100);
+    expect(queue.statements.flatMap((s) => s.outcomes).sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    queue.due = [delivery(8), delivery(9), delivery(10), delivery(11)];
+    queue.notify();
+    await settle();
+    expect(sent).toEqual([8, 9, 10, 11]);
+    expect(worker.slotUsage).toEqual({ sending: 4, waiting: 0, inUse: 4 });
+  });
+
+  it("gives back the slot of a send that throws before it returns; the row is left to its lease, not recorded", async () => {
+    worker = new DeliveryWorker({
+      ...workerOptions(2),
+      send: (outbound) => {
+        if (Number(outbound.deliveryId) < 3) throw new Error("a bug in the sender");
+        return new Promise((resolve) => {
+          sent.push(Number(outbound.deliveryId));
+          sends.set(Number(outbound.deliveryId), resolve);
+        });
+      },
+    });
+    queue.due = [delivery(1), delivery(2)];
+    await worker.start();
+    await advance(100);
+    expect(worker.slotUsage).toEqual({ sending: 0, waiting: 0, inUse: 0 });
+    expect(queue.statements.flatMap((s) => s.outcomes)).toEqual([]);
+    queue.due = [delivery(3), delivery(4)];
+    queue.notify();
+    await settle();
+    expect(sent).toEqual([3, 4]);
+  });
+
+  it("counts a send open past twice the longest a send can take as stuck", async () => {
+    queue.due = [delivery(1)];
+    await worker.start();
+    await settle();
+    // The delivery timeout is 10 s: a send ends by 10 s + 10 s to connect + 1 s.
+    await advance(42_000);
+    expect(worker.stuckSends()).toBe(0);
+    await advance(1);
+    expect(worker.stuckSends()).toBe(1);
+    answer(1);
+    await settle();
+    expect(worker.stuckSends()).toBe(0);
   });
 });

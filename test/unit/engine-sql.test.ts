@@ -1,37 +1,62 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  engineSqlDirectory,
-  regenerateCommand,
-  renderStatementFile,
-} from "../../scripts/engine-sql/render.js";
-import { engineStatements } from "../../scripts/engine-sql/statements.js";
+import { loadSqlStatement, numberParameters } from "../../src/db/sql-statement.js";
 import { repoRoot } from "../support/tools.js";
 
-const statements = await engineStatements();
-const directory = path.join(repoRoot, engineSqlDirectory);
-const stale = (file: string) =>
-  `${engineSqlDirectory}/${file} is not the statement the engine runs: run \`${regenerateCommand}\` and commit the result`;
+// The delivery engine's statements are .sql files written by hand (src/delivery-engine/sql/), loaded by
+// src/db/sql-statement.ts: named parameters in the file, positional ones on the wire.
 
-describe("the engine's statements as .sql files", () => {
-  it.each(statements.map((statement) => [statement.file, statement] as const))(
-    "%s is the statement the engine composes",
-    (file, statement) => {
-      const filePath = path.join(directory, file);
-      expect(existsSync(filePath), stale(file)).toBe(true);
-      expect(readFileSync(filePath, "utf8"), stale(file)).toBe(renderStatementFile(statement));
+const directory = path.join(repoRoot, "src/delivery-engine/sql");
+const files = readdirSync(directory).filter((file) => file.endsWith(".sql"));
+
+describe("named parameters", () => {
+  it("numbers each name in order of first use, the same number each time it recurs", () => {
+    expect(numberParameters("SELECT :b::int + :a, :b")).toEqual({
+      text: "SELECT $1::int + $2, $1",
+      parameters: ["b", "a"],
+    });
+  });
+
+  it("leaves casts, comments, quoted text and quoted identifiers alone", () => {
+    const source = `-- :not_one
+SELECT ':no', E'\\':no', "a:no", x::text, /* :no */ :yes FROM t -- :no`;
+    expect(numberParameters(source)).toEqual({ text: source.replace(":yes", "$1"), parameters: ["yes"] });
+  });
+
+  it("refuses a positional parameter written in a file", () => {
+    expect(() => numberParameters("SELECT $1", "claim")).toThrow(/claim\.sql uses a positional parameter/);
+  });
+
+  it("lays values out by name and refuses a missing or an unknown one", () => {
+    const statement = loadSqlStatement<Record<string, unknown>>(
+      new URL(`file://${path.join(directory, "claim.sql")}`),
+    );
+    const complete = Object.fromEntries(statement.parameters.map((name, i) => [name, i]));
+    expect(statement.values(complete)).toEqual(statement.parameters.map((_, i) => i));
+    const { worker: _, ...missing } = complete;
+    expect(() => statement.values(missing)).toThrow("claim.sql needs :worker");
+    expect(() => statement.values({ ...complete, workr: "x" })).toThrow("claim.sql has no parameter workr");
+  });
+});
+
+describe("the engine's statements as files", () => {
+  it("are the claim, the record and the emit", () => {
+    expect(files.sort()).toEqual(["claim.sql", "emit-events.sql", "record-outcomes.sql"]);
+  });
+
+  it.each(files)(
+    "%s reads on its own: short, named parameters only, each explained in its header",
+    (file) => {
+      const source = readFileSync(path.join(directory, file), "utf8");
+      const lines = source.trimEnd().split("\n").length;
+      expect(lines).toBeLessThanOrEqual(file === "claim.sql" ? 150 : 250);
+      const { parameters } = numberParameters(source, file);
+      expect(parameters.length).toBeGreaterThan(0);
+      // Every parameter is named in the file's comments, where a reader learns what it carries.
+      const comments = source.match(/--[^\n]*/g)?.join("\n") ?? "";
+      for (const parameter of parameters)
+        expect(comments, `${file}: :${parameter}`).toContain(`:${parameter}`);
     },
   );
-
-  it("holds no file for a variant the engine no longer runs", () => {
-    const files = readdirSync(directory).filter((file) => file.endsWith(".sql"));
-    expect(files.sort(), `run \`${regenerateCommand}\``).toEqual(statements.map((s) => s.file).sort());
-  });
-
-  it("names every prepared variant after its statement, so each file is one prepared plan", () => {
-    const names = statements.flatMap((s) => (s.name === undefined ? [] : [s.name]));
-    expect(new Set(names).size).toBe(names.length);
-    for (const s of statements) if (s.name?.startsWith("record")) expect(s.file).toBe(`${s.name}.sql`);
-  });
 });

@@ -171,6 +171,8 @@ describe("validateWebhookSpec, the rules across fields (the CRD's CEL rules' twi
     "CE-Source",
     "webhook-version",
     "__proto__",
+    "constructor",
+    "toString",
   ])("refuses the header %s as the API does", (name) => {
     expect(customHeadersProblems({ [name]: "1" })).toHaveLength(1);
     expect(problemsOf({ url, headers: [{ name, value: "1" }] })).toEqual([

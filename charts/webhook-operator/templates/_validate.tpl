@@ -12,6 +12,14 @@ deployment.yaml, so `helm install`, `helm upgrade` and `helm template` stop here
 {{- if and (not .Values.serviceAccount.create) (not .Values.serviceAccount.name) }}
 {{- fail "\n\nserviceAccount.create is false, so serviceAccount.name must name an existing ServiceAccount." }}
 {{- end }}
+{{- if and .Values.rbac.create .Values.rbac.secretNamespaces }}
+{{- range .Values.config.webhookSecretsWithoutLabel }}
+{{- $namespace := first (splitList "/" .) }}
+{{- if and (ne . "*") (not (has $namespace $.Values.rbac.secretNamespaces)) }}
+{{- fail (printf "\n\nconfig.webhookSecretsWithoutLabel lists %s, but rbac.secretNamespaces does not list %s, so the operator may not read Secrets there. Add %s to rbac.secretNamespaces, or remove the entry." . $namespace $namespace) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if ge (add (int64 .Values.config.shutdownTimeoutMs) (mul (int64 .Values.shutdownDelaySeconds) 1000)) (mul (int64 .Values.terminationGracePeriodSeconds) 1000) }}
 {{- fail (printf "\n\nconfig.shutdownTimeoutMs (%v ms) plus shutdownDelaySeconds (%v s) must be below terminationGracePeriodSeconds (%v s), or Kubernetes kills replicas before in-flight deliveries finish." (int64 .Values.config.shutdownTimeoutMs) (int64 .Values.shutdownDelaySeconds) (int64 .Values.terminationGracePeriodSeconds)) }}
 {{- end }}

@@ -1,6 +1,7 @@
 import {
   headerValuePattern,
   isReservedHeaderName,
+  objectPropertyNames,
   reservedHeaderNames,
   reservedHeaderPrefixes,
 } from "../../formats/custom-header-rules.js";
@@ -31,9 +32,11 @@ export interface SpecRule<T> {
 // The refused header names are the API's list (formats/custom-header-rules.ts), turned into CEL here.
 const celString = (text: string) => `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
 const celNames = Object.keys(reservedHeaderNames).map(celString).join(", ");
+const celObjectNames = objectPropertyNames.map(celString).join(", ");
 const celPrefixes = reservedHeaderPrefixes.map(([prefix]) => celString(prefix)).join(", ");
 const refusedNamesText = [
   ...Object.keys(reservedHeaderNames),
+  "names JavaScript objects hold themselves (__proto__, constructor, toString, …)",
   ...reservedHeaderPrefixes.map(([prefix]) => `${prefix}*`),
 ].join(", ");
 
@@ -63,7 +66,7 @@ export const headerRules: SpecRule<RuledHeader>[] = [
   },
   {
     rule:
-      `self.name != '__proto__' && !(self.name.lowerAscii() in [${celNames}]) && ` +
+      `!(self.name in [${celObjectNames}]) && !(self.name.lowerAscii() in [${celNames}]) && ` +
       `![${celPrefixes}].exists(p, self.name.lowerAscii().startsWith(p))`,
     message: `a header may not be one the request sets itself or one of ours (${refusedNamesText})`,
     holds: (header) => !isReservedHeaderName(header.name),

@@ -32,6 +32,7 @@ import { type ReconcileResult, WorkQueue } from "../work-queue.js";
 import { ConfigurationProblem } from "./configuration-problem.js";
 import type { NamespaceController } from "./namespace-controller.js";
 import { measuredReconcile } from "./reconcile-metrics.js";
+import { optedInSecrets, requireOptIn, type SecretsWithoutLabel } from "./secret-opt-in.js";
 import { type SecretGetter, secretBytes } from "./secret-values.js";
 import { fieldSecretNames, webhookFieldsFromSpec } from "./webhook-fields.js";
 import { publishStatus } from "./webhook-status.js";
@@ -50,6 +51,8 @@ export interface WebhookControllerDeps {
   retainSecrets(webhook: string, namespace: string, names: string[]): void;
   /** The Webhook references no Secret (any more). */
   releaseSecret(webhook: string): void;
+  /** Secrets used without the opt-in label (WEBHOOK_SECRETS_WITHOUT_LABEL); labelled ones always. */
+  secretsWithoutLabel: SecretsWithoutLabel;
   namespaces: NamespaceProjects;
   /** The namespace's project row, created on first sight (cached by the operator). */
   projectFor(namespace: string): Promise<ProjectRow>;
@@ -108,7 +111,11 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
       // present or not yet, so its creation or change reconciles this resource again.
       const secretNames = [...(spec.secretRef ? [spec.secretRef.name] : []), ...fieldSecretNames(spec)];
       deps.retainSecrets(owner, namespace, secretNames);
-      const getSecret: SecretGetter = (secretName) => deps.readSecret(owner, namespace, secretName);
+      // Every Secret the spec names (signing key, URL, header values) must have opted in: all refused
+      // ones named at once, and each read of a value guarded again.
+      const readSecret: SecretGetter = (secretName) => deps.readSecret(owner, namespace, secretName);
+      await requireOptIn(readSecret, namespace, secretNames, deps.secretsWithoutLabel);
+      const getSecret = optedInSecrets(readSecret, namespace, deps.secretsWithoutLabel);
       const fields = await webhookFieldsFromSpec(spec, namespace, getSecret, parseTemplate);
       const refused = await destinationRefusal(fields.url, deps.destinationPolicy);
       if (refused !== null) {
@@ -246,6 +253,7 @@ export function setupWebhookController(
           readSecret: (webhook, ns, name) => secrets.read(webhook, ns, name),
           retainSecrets: (webhook, ns, names) => secrets.retain(webhook, ns, names),
           releaseSecret: (webhook) => secrets.release(webhook),
+          secretsWithoutLabel: manager.config.secretsWithoutLabel,
           namespaces: deps.namespaces.selection,
           projectFor: deps.namespaces.projectFor,
           logger,

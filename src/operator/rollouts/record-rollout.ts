@@ -140,7 +140,7 @@ export async function recordRollout(
         projectId: project.id,
         payload: payloadFor(event, updated, project.name),
         workload: workloadOf(kind, workload),
-        // Its place among the rollout's events, which its deliveries keep (delivery-engine/rollout-order.ts).
+        // Its place among the rollout's events, which its deliveries keep (docs/deliveries.md, "Order").
         rollout: { id: row.id, position: row.emitted_events.length + i },
       })),
       observed.handOver?.handOverLease(),

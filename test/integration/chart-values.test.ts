@@ -142,6 +142,9 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
       expect(failure({ "prometheusRule.disabledAlerts[0]": "NoSuchAlert" })).toContain(
         "/prometheusRule/disabledAlerts/0",
       );
+      expect(failure({ "config.webhookSecretsWithoutLabel[0]": "api-token" })).toContain(
+        "/config/webhookSecretsWithoutLabel/0",
+      );
       for (const kinds of ["", "Deployment\\,CronJob"])
         expect(failure({ "config.watchWorkloadKinds": kinds })).toContain("/config/watchWorkloadKinds");
     });
@@ -151,6 +154,19 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
         "No database: postgres.enabled is false, so set database.existingSecret.name",
       );
       expect(failure({ "database.existingSecret.name": "db" })).toContain("Two databases");
+    });
+
+    it("refuses Secrets listed without the label in a namespace rbac.secretNamespaces leaves out", () => {
+      const narrowed = { "rbac.secretNamespaces[0]": "team-a" };
+      expect(failure({ ...narrowed, "config.webhookSecretsWithoutLabel[0]": "team-b/api-token" })).toContain(
+        "config.webhookSecretsWithoutLabel lists team-b/api-token, but rbac.secretNamespaces does not list team-b",
+      );
+      const allowed = render({
+        ...narrowed,
+        "config.webhookSecretsWithoutLabel[0]": "team-a/*",
+        "config.webhookSecretsWithoutLabel[1]": "*",
+      });
+      expect(kindsOf(allowed)).toContain("Deployment");
     });
 
     it("keeps the shutdown timeout inside the termination grace period", () => {

@@ -30,6 +30,14 @@ describe.skipIf(!helm.path)(needing("the install notes' step 4", helm), () => {
     expect(text).toContain(`--set '${quickStartSet}'`);
   });
 
+  it("warns while config.webhookSecretsWithoutLabel opens every Secret to Webhooks, and only then", () => {
+    expect(notes()).not.toContain("WARNING: config.webhookSecretsWithoutLabel");
+    expect(notes("config.webhookSecretsWithoutLabel[0]=team-a/*")).not.toContain("WARNING");
+    expect(notes("config.webhookSecretsWithoutLabel[0]=*")).toContain(
+      'WARNING: config.webhookSecretsWithoutLabel is ["*"]: Webhooks may use every Secret',
+    );
+  });
+
   it.each([[quickStartSet ?? ""], ["config.delivery.allowPrivateNetworks=true"]])(
     "says nothing of it once allowed (%s)",
     (value) => {

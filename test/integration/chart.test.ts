@@ -188,6 +188,19 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       ]);
     });
 
+    it("opens only labelled Secrets to Webhooks, plus those of config.webhookSecretsWithoutLabel", () => {
+      const secretsWithoutLabel = (set: Record<string, string>) =>
+        operatorConfigOf(only(render(set), "Deployment").spec.template.spec.containers[0]).kubernetes
+          .secretsWithoutLabel;
+      expect(secretsWithoutLabel({})).toEqual([]);
+      expect(
+        secretsWithoutLabel({
+          "config.webhookSecretsWithoutLabel[0]": "shop/api-token",
+          "config.webhookSecretsWithoutLabel[1]": "team-a/*",
+        }),
+      ).toEqual(["shop/api-token", "team-a/*"]);
+    });
+
     it.each([
       [{}, true],
       [{ "dashboard.enabled": "false" }, false],
