@@ -19,7 +19,7 @@ export function registerFilterCheckRoute(router: Router, registry: OpenAPIRegist
     summary: "Check whether the webhook would get an event of an example workload",
     description:
       "Decides as a rollout's event is decided (the webhook's enabled flag, its events and its filters, " +
-      "matched by the same SQL), for an event of `event_type` (default deployment.succeeded) from the " +
+      "by the rules a recorded event is matched with), for an event of `event_type` (default deployment.succeeded) from the " +
       "example `workload` (kind, labels, environment; each left out is one the event does not name), and " +
       "says why not. Sends nothing and records nothing: filters can be tried without a cluster.",
     params: webhookParams,
@@ -30,7 +30,7 @@ export function registerFilterCheckRoute(router: Router, registry: OpenAPIRegist
       // What the workload leaves out is what an event does not name (null): a filter on it fails.
       const { kind, labels, environment } = body.workload;
       const subject = { environment: environment ?? null, kind: kind ?? null, labels: labels ?? null };
-      return { status: 200, body: await checkFilters(pool, webhook, body.event_type, subject) };
+      return { status: 200, body: checkFilters(webhook, body.event_type, subject) };
     },
   });
 }

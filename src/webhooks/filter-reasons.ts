@@ -2,9 +2,9 @@ import type { FilterSubject, LabelExpression, WebhookFilters } from "../delivery
 import { quoted } from "./filter-rules.js";
 
 // Why a webhook would not get an event of a workload, part by part, in words (docs/api.md, "Checking
-// filters"). The emit statement decides in SQL (delivery-engine/event-filters.ts, filtersMatch); this
-// explains its decision, and the check route answers with the SQL's verdict, so the two cannot disagree
-// on whether an event is delivered, only on how it is said (filter-check.test.ts compares them).
+// filters"). The emit statement decides in SQL (delivery-engine/sql/emit-events.sql); these are its
+// rules in TypeScript, Kubernetes' for labels (NotIn and DoesNotExist hold when the label is absent),
+// and filter-check.test.ts records a real event of each example to check that the two agree.
 
 const list = (values: readonly string[]) => values.join(", ");
 

@@ -72,9 +72,14 @@ describe("docs/deliveries.md, pace", () => {
       Array.from({ length: 6 }, () => [true, 200]),
     );
     expect(receiver.requests.filter((r) => r.path === "/paced")).toHaveLength(6);
-    // The bucket was never touched: it starts full (NULL) and the workers' claims are what take from it.
-    const { rows } = await service.pool.query("SELECT pace_tokens FROM webhooks WHERE id = $1", [webhook.id]);
-    expect(rows[0].pace_tokens).toBeNull();
+    // The bucket was never touched: it was filled (1 token, the burst) when the limit was set, and the
+    // workers' claims are what take from it.
+    const { rows } = await service.pool.query(
+      "SELECT tokens, refilled_at FROM webhook_pace WHERE webhook_id = $1",
+      [webhook.id],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].tokens).toBe(1);
   });
 });
 
