@@ -10,6 +10,7 @@ import type {
   retryResultSchema,
 } from "../../src/deliveries/schemas.js";
 import type { projectListSchema } from "../../src/projects/schemas.js";
+import type { filterCheckBody, filterCheckSchema } from "../../src/webhooks/filter-check-schemas.js";
 import type {
   createWebhookBody,
   eventTypeSchema,
@@ -29,3 +30,5 @@ export type ProjectList = z.infer<typeof projectListSchema>;
 export type Project = ProjectList["projects"][number];
 export type CreateWebhook = Omit<z.input<typeof createWebhookBody>, "events"> & { events: string[] };
 export type UpdateWebhook = Omit<z.input<typeof updateWebhookBody>, "events"> & { events?: string[] };
+export type FilterCheck = z.infer<typeof filterCheckSchema>;
+export type FilterCheckRequest = z.input<typeof filterCheckBody>;

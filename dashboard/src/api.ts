@@ -4,6 +4,8 @@ import type {
   Delivery,
   DeliveryStats,
   EventType,
+  FilterCheck,
+  FilterCheckRequest,
   ProjectList,
   RecoverResult,
   RetryResult,
@@ -113,6 +115,9 @@ export const api = {
   deleteWebhook: async (projectId: number, webhookId: number) => {
     await call<undefined>("DELETE", hook(projectId, webhookId));
   },
+  /** Whether the webhook would get an event of an example workload, and why not; sends nothing. */
+  checkFilters: async (projectId: number, webhookId: number, body: FilterCheckRequest) =>
+    (await call<FilterCheck>("POST", `${hook(projectId, webhookId)}/filter-check`, { body })).data,
   sendTestEvent: async (projectId: number, webhookId: number, eventType: string) =>
     (
       await call<TestEventResult>("POST", `${hook(projectId, webhookId)}/test`, {

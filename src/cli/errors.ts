@@ -21,6 +21,14 @@ export class DeliveryFailedError extends Error {
   }
 }
 
+/** The preview was answered, but the webhook's format cannot render the event; the answer is printed. */
+export class PreviewFailedError extends Error {
+  constructor(readonly reason: string) {
+    super(`the webhook's format cannot render this event: ${reason}`);
+    this.name = "PreviewFailedError";
+  }
+}
+
 /** Prints what went wrong as one or two lines (never a stack trace) and returns the exit code. */
 export function reportError(error: unknown): number {
   // commander has printed its message (and the usage) already; help and --version exit 0.
@@ -32,7 +40,7 @@ export function reportError(error: unknown): number {
   } else if (error instanceof ApiNetworkError) {
     lines.push(`error: ${error.message}`);
     lines.push("Is the service running there? Set the address with --api-url or WEBHOOK_OPERATOR_URL.");
-  } else if (error instanceof DeliveryFailedError) {
+  } else if (error instanceof DeliveryFailedError || error instanceof PreviewFailedError) {
     lines.push(`error: ${error.message}`);
   } else {
     lines.push(`error: unexpected failure: ${error instanceof Error ? error.message : String(error)}`);

@@ -8,6 +8,8 @@ import type {
 } from "../deliveries/schemas.js";
 import { parseNextLink } from "../http/link-header.js";
 import type { createProjectBody, projectListSchema, projectSchema } from "../projects/schemas.js";
+import type { filterCheckSchema } from "../webhooks/filter-check-schemas.js";
+import type { previewSchema } from "../webhooks/preview-schemas.js";
 import type {
   createWebhookBody,
   eventTypeSchema,
@@ -26,6 +28,13 @@ export type Delivery = z.infer<typeof deliverySchema>;
 export type RetryResult = z.infer<typeof retryResultSchema>;
 export type RecoverResult = z.infer<typeof recoverResultSchema>;
 export type TestEventResult = z.infer<typeof testEventResultSchema>;
+export type WebhookPreview = z.infer<typeof previewSchema>;
+export type FilterCheck = z.infer<typeof filterCheckSchema>;
+export interface ExampleWorkload {
+  kind?: string;
+  labels?: Record<string, string>;
+  environment?: string;
+}
 export type Project = z.infer<typeof projectSchema>;
 export type ProjectList = z.infer<typeof projectListSchema>;
 
@@ -159,6 +168,29 @@ export class ApiClient {
       method: "post",
       url: `${webhookPath(projectId, webhookId)}/test`,
       data: eventType === undefined ? {} : { event_type: eventType },
+    });
+  }
+
+  /** The request a delivery of an example event would make; nothing is sent. */
+  previewWebhook(projectId: number, webhookId: number, eventType?: string): Promise<WebhookPreview> {
+    return this.#call({
+      method: "post",
+      url: `${webhookPath(projectId, webhookId)}/preview`,
+      data: eventType === undefined ? {} : { event_type: eventType },
+    });
+  }
+
+  /** Whether the webhook would get an event of the example workload, and why not; nothing is sent. */
+  checkWebhookFilters(
+    projectId: number,
+    webhookId: number,
+    workload: ExampleWorkload,
+    eventType?: string,
+  ): Promise<FilterCheck> {
+    return this.#call({
+      method: "post",
+      url: `${webhookPath(projectId, webhookId)}/filter-check`,
+      data: { ...(eventType === undefined ? {} : { event_type: eventType }), workload },
     });
   }
 

@@ -10,6 +10,8 @@ import { addRoute } from "../http/route.js";
 import { iso } from "../http/schemas.js";
 import { webhookParams } from "../webhooks/schemas.js";
 import { requireWebhook } from "../webhooks/service.js";
+import type { WebhookRow } from "../webhooks/store.js";
+import { maskUrlIn } from "../webhooks/url-secret.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { deliveryNotFound } from "./not-found.js";
 import { queueRecovery, recoveryLimit } from "./recovery.js";
@@ -28,7 +30,8 @@ import { findDeliveryRecord, listDeliveryRecords } from "./store.js";
 
 const tag = "Deliveries";
 
-export function toDeliveryJson(row: DeliveryRecordRow) {
+/** A delivery record as the API shows it; a secret URL of its webhook is masked in its error. */
+export function toDeliveryJson(row: DeliveryRecordRow, webhook: Pick<WebhookRow, "url" | "url_secret">) {
   return {
     id: row.id,
     webhook_id: row.webhook_id,
@@ -38,7 +41,7 @@ export function toDeliveryJson(row: DeliveryRecordRow) {
     success: row.success,
     status_code: row.status_code,
     response_body: row.response_body,
-    error_message: row.error_message,
+    error_message: maskUrlIn(row.error_message, webhook),
     attempt_number: row.attempt_number,
     created_at: iso(row.created_at),
     delivered_at: iso(row.delivered_at),
@@ -103,7 +106,7 @@ export function registerDeliveryRoutes(
       },
     },
     handler: async ({ params, query, auth, req }) => {
-      await requireWebhook(pool, auth, params.project_id, params.webhook_id);
+      const webhook = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
       const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       // One row more than asked tells whether a next page exists without a count.
       const rows = await listDeliveryRecords(pool, params.webhook_id, {
@@ -119,7 +122,11 @@ export function registerDeliveryRoutes(
           ? encodeCursor({ createdAt: last.created_at, id: last.id })
           : undefined;
       const headers = cursor ? { Link: nextLinkHeader(nextPageAddress(req.originalUrl, cursor)) } : undefined;
-      return { status: 200, body: page.map(toDeliveryJson), ...(headers ? { headers } : {}) };
+      return {
+        status: 200,
+        body: page.map((row) => toDeliveryJson(row, webhook)),
+        ...(headers ? { headers } : {}),
+      };
     },
   });
 
@@ -135,10 +142,10 @@ export function registerDeliveryRoutes(
     params: deliveryParams,
     responses: { 200: { description: "The delivery record", schema: deliverySchema } },
     handler: async ({ params, auth }) => {
-      await requireWebhook(pool, auth, params.project_id, params.webhook_id);
+      const webhook = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
       const row = await findDeliveryRecord(pool, params.webhook_id, params.delivery_id);
       if (!row) throw deliveryNotFound(params.delivery_id, params.webhook_id);
-      return { status: 200, body: toDeliveryJson(row) };
+      return { status: 200, body: toDeliveryJson(row, webhook) };
     },
   });
 
@@ -213,7 +220,8 @@ export function registerDeliveryRoutes(
     handler: async ({ params, auth }) => {
       refuseEarly(engine, auth, params.project_id, params.webhook_id);
       const webhook = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
-      return { status: 200, body: await replayDelivery(pool, engine, webhook, params.delivery_id) };
+      const result = await replayDelivery(pool, engine, webhook, params.delivery_id);
+      return { status: 200, body: { ...result, error_message: maskUrlIn(result.error_message, webhook) } };
     },
   });
 }

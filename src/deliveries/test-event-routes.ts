@@ -7,6 +7,7 @@ import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { webhookParams } from "../webhooks/schemas.js";
 import { requireProjectWebhook } from "../webhooks/service.js";
+import { maskUrlIn } from "../webhooks/url-secret.js";
 import { testEventResultSchema } from "./schemas.js";
 import { refuseEarly } from "./send-admission.js";
 import { sendTestEvent } from "./test-event.js";
@@ -49,8 +50,8 @@ export function registerTestEventRoutes(
       "Sends an example envelope of `event_type` (one of the five `deployment.*` types, default " +
       "`deployment.succeeded`) to the webhook, waits for the receiver and returns the outcome. The payload " +
       "names the real project, with `deployment_id` 0 and environment `test`. Recorded as a delivery like " +
-      "any other; works on disabled webhooks and whatever the subscription. The body may be left out, or " +
-      "be empty with `Content-Type: application/json`. Over the bounds of test events and replays (in " +
+      "any other; works on disabled webhooks and whatever the subscription. The body may be left out, " +
+      "be empty with `Content-Type: application/json`, or be JSON null: each is taken as {}. Over the bounds of test events and replays (in " +
       "flight, pace) it answers 429 with `Retry-After`, and nothing is sent or recorded.",
     params: webhookParams,
     body: testEventBody,
@@ -72,7 +73,8 @@ export function registerTestEventRoutes(
         params.project_id,
         params.webhook_id,
       );
-      return { status: 200, body: await sendTestEvent(pool, engine, project, webhook, body.event_type) };
+      const result = await sendTestEvent(pool, engine, project, webhook, body.event_type);
+      return { status: 200, body: { ...result, error_message: maskUrlIn(result.error_message, webhook) } };
     },
   });
 }

@@ -19,8 +19,9 @@ export type ShapedSend =
   | { ok: true; body: string; headers: Record<string, string>; signature: string | null; sent: SentShape }
   | { ok: false; failure: "refused" | "render"; message: string };
 
+// "Not sent:" already says it: a renderer's own closing "Nothing was sent." is not said twice.
 export const notRenderedMessage = (format: string, error: Error): string =>
-  `Not sent: the ${format} body could not be rendered: ${error.message}`;
+  `Not sent: the ${format} body could not be rendered: ${error.message.replace(/ Nothing was sent\.$/, "")}`;
 
 /** A webhook's custom headers, opened: the sealed JSON object of delivery-shape.ts. */
 function openCustomHeaders(shape: DeliveryShape, open: (sealed: string) => string): Record<string, string> {

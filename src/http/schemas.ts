@@ -114,6 +114,10 @@ export const httpUrl = (field: string, ifEmpty = `${field} is required`) =>
     })
     .refine((value) => URL.canParse(value), `${field} is not a valid URL`);
 
+/** A number field's type error that tells a missing field from one of the wrong type. */
+export const numberError = (field: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? `${field} is required` : `${field} must be a number`;
+
 export const isoTimestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T05:29:33.123Z" });
 
 /** Timestamps leave the API as ISO 8601 UTC with milliseconds. */

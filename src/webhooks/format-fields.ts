@@ -101,8 +101,17 @@ export const formatFields = {
  * The template rule within one request, in JSON Schema for the OpenAPI document: a template goes with
  * the template format. `create`: format template has a template, other formats none. `update`: a
  * format and a template given together agree (a template alone is checked against the stored format).
+ * A binary CloudEvents mode goes with format cloudevents (given, in an update, whenever a format is).
  */
 const isTemplate = { const: "template" };
+// cloudevents_mode "binary" goes with format cloudevents only (resolveCloudEventsMode); "structured", what
+// every other format reads back, goes with any.
+const structuredOnly = { cloudevents_mode: { const: "structured" } };
+const binaryMeansCloudEvents = {
+  if: { required: ["cloudevents_mode"], properties: { cloudevents_mode: { const: "binary" } } },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
+  then: { required: ["format"], properties: { format: { const: "cloudevents" } } },
+};
 // if/then/else rather than an anyOf (or a `not` of one) of variants: generators make a class per variant
 // (openapi-python-client's CreateWebhookType0 and Type1) or fail on them (openapi-generator's Python),
 // and leave if/then/else to validators, which is what the rule is.
@@ -110,19 +119,22 @@ export const templateRule = {
   create: {
     if: { required: ["format"], properties: { format: isTemplate } },
     // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
-    then: { required: ["template"], properties: { template: { type: "string" as const } } },
-    else: { properties: { template: { type: "null" as const } } },
+    then: {
+      required: ["template"],
+      properties: { template: { type: "string" as const }, ...structuredOnly },
+    },
+    else: { properties: { template: { type: "null" as const } }, ...binaryMeansCloudEvents },
   },
   // Refused only when both are given and disagree: with format template a template (if given) is a
-  // string; with another format it (if given) is null.
+  // string; with another format it (if given) is null. Likewise a binary mode with another format given.
   update: {
     if: { required: ["format"], properties: { format: isTemplate } },
     // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
-    then: { properties: { template: { type: "string" as const } } },
+    then: { properties: { template: { type: "string" as const }, ...structuredOnly } },
     else: {
       if: { required: ["format"], properties: { format: { type: "string" as const } } },
       // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
-      then: { properties: { template: { type: "null" as const } } },
+      then: { properties: { template: { type: "null" as const } }, ...binaryMeansCloudEvents },
     },
   },
 };
@@ -211,10 +223,31 @@ export async function resolveFormatSettings(
   }
   return {
     format,
-    cloudeventsMode: body.cloudevents_mode ?? stored.cloudeventsMode,
+    cloudeventsMode: resolveCloudEventsMode(body, stored, format, options.updating),
     template,
     templateContentType:
       body.template_content_type !== undefined ? body.template_content_type : stored.templateContentType,
     signatureScheme: body.signature_scheme ?? stored.signatureScheme,
   };
+}
+
+/**
+ * The CloudEvents mode a webhook keeps: binary only with format cloudevents (a Slack webhook does not
+ * keep a mode it never uses). "structured", the default every other format reads back, is taken with
+ * any format, so that what a client read can be sent back; leaving the format drops a binary mode.
+ */
+function resolveCloudEventsMode(
+  body: FormatBody,
+  stored: FormatSettings,
+  format: DeliveryFormat,
+  updating: boolean,
+): CloudEventsMode {
+  if (format === "cloudevents") return body.cloudevents_mode ?? stored.cloudeventsMode;
+  if (body.cloudevents_mode === "binary") {
+    const message = `cloudevents_mode "binary" is only used with format "cloudevents" (format is "${format}")`;
+    if (updating && body.format === undefined)
+      throw conflicting(`The webhook's format is "${format}": ${message}`);
+    throw invalid("body.cloudevents_mode", message);
+  }
+  return "structured";
 }

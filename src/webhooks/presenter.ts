@@ -3,6 +3,7 @@ import { filtersJson } from "./filter-schemas.js";
 import { defaultTemplateContentType } from "./format-fields.js";
 import { paceJson } from "./rate-limit.js";
 import type { WebhookRow } from "./store.js";
+import { shownUrl } from "./url-secret.js";
 
 /** A webhook as the API shows it (webhookSchema): never its secret, only whether it has one;
  * never its custom headers' values, only their names. */
@@ -10,7 +11,7 @@ export function toWebhookJson(row: WebhookRow) {
   return {
     id: row.id,
     project_id: row.project_id,
-    url: row.url,
+    url: shownUrl(row),
     events: row.events,
     enabled: row.enabled,
     has_secret: row.secret !== null,
@@ -36,6 +37,8 @@ export function toWebhookJson(row: WebhookRow) {
     // Only when set: a webhook without filters answers exactly as before filters existed.
     ...(row.filters === null ? {} : { filters: filtersJson(row.filters) }),
     ...paceJson(row),
+    // Only when set: a webhook whose URL is not a secret answers exactly as before.
+    ...(row.url_secret ? { url_secret: true as const } : {}),
   };
 }
 

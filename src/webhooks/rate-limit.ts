@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/pool.js";
 import { z } from "../http/openapi.js";
-import { iso, isoTimestamp } from "../http/schemas.js";
+import { iso, isoTimestamp, numberError } from "../http/schemas.js";
 import { columns, type WebhookRow } from "./store.js";
 
 // A webhook's opt-in rate limit and its receiver's pause, as the API shows and takes them
@@ -13,11 +13,11 @@ export const rateLimit = z
   .strictObject(
     {
       per_second: z
-        .number({ error: "rate_limit.per_second must be a number" })
+        .number({ error: numberError("rate_limit.per_second") })
         .positive("rate_limit.per_second must be above 0")
         .max(10_000, "rate_limit.per_second must be at most 10000"),
       burst: z
-        .number({ error: "rate_limit.burst must be a number" })
+        .number({ error: numberError("rate_limit.burst") })
         .int("rate_limit.burst must be a whole number")
         .min(1, "rate_limit.burst must be at least 1")
         .max(10_000, "rate_limit.burst must be at most 10000"),

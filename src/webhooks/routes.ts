@@ -6,6 +6,7 @@ import { z } from "../http/openapi.js";
 import { addRoute } from "../http/route.js";
 import { projectParams } from "../http/schemas.js";
 import { requireProject } from "../projects/access.js";
+import { registerFilterCheckRoute } from "./filter-check-routes.js";
 import { toWebhookJson } from "./presenter.js";
 import type { PreviewAdmission } from "./preview-admission.js";
 import { registerPreviewRoutes } from "./preview-routes.js";
@@ -31,6 +32,7 @@ export function registerWebhookRoutes(
 ): void {
   // Registered in this order, which is the order of the operations in the OpenAPI document.
   registerPreviewRoutes(router, registry, pool, options.secrets, options.previews);
+  registerFilterCheckRoute(router, registry, pool);
   addRoute(router, registry, {
     method: "get",
     path: "/webhook-event-types",

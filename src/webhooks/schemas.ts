@@ -1,10 +1,11 @@
 import { eventTypeNames } from "../event-types.js";
 import { z } from "../http/openapi.js";
 import { pageNumber, pageSize } from "../http/pagination.js";
-import { httpUrl, idParam, isoTimestamp } from "../http/schemas.js";
+import { httpUrl, idParam, isoTimestamp, numberError } from "../http/schemas.js";
 import { webhookFiltersInput } from "./filter-schemas.js";
 import { formatFields, formatReadFields, templateRule } from "./format-fields.js";
 import { paceReadFields, rateLimit } from "./rate-limit.js";
+import { urlSecretField } from "./url-secret.js";
 
 export const webhookParams = z.object({
   project_id: idParam("project_id"),
@@ -48,7 +49,7 @@ const retryPolicy = z
   .strictObject(
     {
       max_attempts: z
-        .number({ error: "retry_policy.max_attempts must be a number" })
+        .number({ error: numberError("retry_policy.max_attempts") })
         .int("retry_policy.max_attempts must be a whole number")
         .min(1, "retry_policy.max_attempts must be at least 1")
         .max(maxRetryAttempts, `retry_policy.max_attempts must be at most ${maxRetryAttempts}`),
@@ -66,12 +67,12 @@ const autoDisable = z
   .strictObject(
     {
       after_failures: z
-        .number({ error: "auto_disable.after_failures must be a number" })
+        .number({ error: numberError("auto_disable.after_failures") })
         .int("auto_disable.after_failures must be a whole number")
         .min(1, "auto_disable.after_failures must be at least 1")
         .max(1000, "auto_disable.after_failures must be at most 1000"),
       min_duration_seconds: z
-        .number({ error: "auto_disable.min_duration_seconds must be a number" })
+        .number({ error: numberError("auto_disable.min_duration_seconds") })
         .int("auto_disable.min_duration_seconds must be a whole number")
         .min(0, "auto_disable.min_duration_seconds must be at least 0")
         .max(2_592_000, "auto_disable.min_duration_seconds must be at most 2592000 (30 days)"),
@@ -98,6 +99,7 @@ export const createWebhookBody = z
     rate_limit: rateLimit.nullable().optional(),
     ...formatFields,
     filters: webhookFiltersInput.nullable().optional(),
+    url_secret: urlSecretField.optional(),
   })
   .openapi("CreateWebhook", templateRule.create);
 
@@ -127,6 +129,7 @@ export const updateWebhookBody = z
       .nullable()
       .optional()
       .openapi({ description: "Replaces the filters; null removes them (every subscribed event again)" }),
+    url_secret: urlSecretField.optional(),
   })
   .openapi("UpdateWebhook", templateRule.update);
 
@@ -167,6 +170,9 @@ export const webhookSchema = z
     // beside a $ref becomes an allOf, whose nullability generators drop (docs/api.md, Filters).
     filters: webhookFiltersInput.optional(),
     ...paceReadFields,
+    url_secret: z.literal(true).optional().openapi({
+      description: "Present (true) when the url is a secret: url is then shown as scheme://host/********",
+    }),
   })
   .openapi("Webhook");
 

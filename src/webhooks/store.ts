@@ -46,13 +46,16 @@ export interface WebhookRow {
   rate_limit_per_second: number | null;
   rate_limit_burst: number | null;
   throttled_until: Date | null;
+  /** Whether its URL is shown masked (url-secret.ts). */
+  url_secret: boolean;
 }
 
 export const columns =
   "id, project_id, url, secret, events, enabled, owner, created_at, updated_at, retry_max_attempts, " +
   "auto_disable_after_failures, auto_disable_min_seconds, disabled_reason, disabled_at, " +
   "owner_generation::float8 AS owner_generation, format, cloudevents_mode, template, template_content_type, " +
-  "signature_scheme, headers, header_names, filters, rate_limit_per_second, rate_limit_burst, throttled_until";
+  "signature_scheme, headers, header_names, filters, rate_limit_per_second, rate_limit_burst, throttled_until, " +
+  "url_secret";
 
 /** The opt-in delivery policies of a webhook; null turns one off. */
 export interface WebhookPolicies {

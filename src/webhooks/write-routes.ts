@@ -8,15 +8,17 @@ import { requireProject } from "../projects/access.js";
 import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { toWebhookJson } from "./presenter.js";
 import { withRateLimit } from "./rate-limit.js";
+import { assertStandardWebhooksSigned, assertTemplateRenders } from "./save-checks.js";
 import { createWebhookBody, updateWebhookBody, webhookParams, webhookSchema } from "./schemas.js";
 import {
   assertDestinationAllowed,
   assertNotOwnedByResource,
-  requireWebhook,
+  requireProjectWebhook,
   webhookLimitReached,
   webhookNotFound,
 } from "./service.js";
 import { formatSettingsOf, insertWebhookWithinLimit, updateWebhook, type WebhookSecrets } from "./store.js";
+import { urlOfUpdate, withUrlSecret } from "./url-secret.js";
 
 // The operations that write a webhook (create and update), apart from the reads and the delete in
 // routes.ts: each turns the API's fields into the store's.
@@ -51,7 +53,8 @@ export function addCreateWebhookRoute(
       "(docs/formats.md); left out, deliveries are today's envelope signed with X-Webhook-Signature. " +
       "`headers` are write-only: responses list only `header_names`. `filters` narrow the subscribed events " +
       "to those of matching workloads (labels, environment, kind; docs/api.md, Filters); without them every " +
-      "subscribed event is delivered.",
+      "subscribed event is delivered. `url_secret: true` keeps the url a secret: answers show it as " +
+      "scheme://host/******** (docs/formats.md).",
     params: projectParams,
     body: createWebhookBody,
     responses: {
@@ -62,10 +65,12 @@ export function addCreateWebhookRoute(
       },
     },
     handler: async ({ params, body, auth }) => {
-      await requireProject(pool, auth, params.project_id);
+      const project = await requireProject(pool, auth, params.project_id);
       assertDestinationAllowed(body.url, destinationPolicy);
       const changes = policyChanges(body);
       const formatSettings = await resolveFormatSettings(body, defaultFormatSettings);
+      assertStandardWebhooksSigned(body, formatSettings.signatureScheme, undefined);
+      await assertTemplateRenders(project, formatSettings, body.events);
       const row = await insertWebhookWithinLimit(pool, secrets, perProjectLimit, {
         projectId: params.project_id,
         url: body.url,
@@ -81,7 +86,8 @@ export function addCreateWebhookRoute(
         filters: body.filters ?? null,
       });
       if (!row) throw webhookLimitReached(params.project_id, perProjectLimit);
-      return { status: 201, body: toWebhookJson(await withRateLimit(pool, row, body.rate_limit)) };
+      const paced = await withRateLimit(pool, row, body.rate_limit);
+      return { status: 201, body: toWebhookJson(await withUrlSecret(pool, paced, body.url_secret)) };
     },
   });
 }
@@ -114,19 +120,33 @@ export function addUpdateWebhookRoute(
       409: { description: "The webhook is managed by a Kubernetes Webhook resource" },
     },
     handler: async ({ params, body, auth }) => {
-      const stored = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
+      const { project, webhook: stored } = await requireProjectWebhook(
+        pool,
+        auth,
+        params.project_id,
+        params.webhook_id,
+      );
       assertNotOwnedByResource(stored);
-      if (body.url !== undefined) assertDestinationAllowed(body.url, destinationPolicy);
-      const { headers, rate_limit, ...fields } = body;
+      const url = urlOfUpdate(body, stored);
+      if (url !== undefined) assertDestinationAllowed(url, destinationPolicy);
+      const formatSettings = formatFieldsGiven(body)
+        ? await resolveFormatSettings(body, formatSettingsOf(stored), { updating: true })
+        : undefined;
+      const settings = formatSettings ?? formatSettingsOf(stored);
+      assertStandardWebhooksSigned(body, settings.signatureScheme, { hasSecret: stored.secret !== null });
+      if (formatSettings !== undefined || body.events !== undefined) {
+        await assertTemplateRenders(project, settings, body.events ?? stored.events);
+      }
+      const { headers, rate_limit, url_secret, ...fields } = body;
       const updated = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
         ...fields,
+        url,
         ...policyChanges(body),
-        formatSettings: formatFieldsGiven(body)
-          ? await resolveFormatSettings(body, formatSettingsOf(stored), { updating: true })
-          : undefined,
+        formatSettings,
         headers,
       });
-      const row = updated && (await withRateLimit(pool, updated, rate_limit));
+      const paced = updated && (await withRateLimit(pool, updated, rate_limit));
+      const row = paced && (await withUrlSecret(pool, paced, url_secret));
       if (!row) throw webhookNotFound(params.project_id, params.webhook_id);
       return { status: 200, body: toWebhookJson(row) };
     },

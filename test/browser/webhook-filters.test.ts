@@ -73,3 +73,35 @@ it("adds a webhook with filters, shows them, and removes them when emptied", asy
   const after = await world.service.api("GET", `/projects/${projectId}/webhooks`);
   expect(after.body[0]).not.toHaveProperty("filters");
 });
+
+it("checks an example workload against the webhook's filters on its page, saying why not", async () => {
+  const created = await world.service.api("POST", `/projects/${projectId}/webhooks`, {
+    body: {
+      url: `${world.receiver.url}/checked`,
+      events: ["deployment.succeeded"],
+      filters: { environments: ["production"], label_selector: { match_labels: { app: "payments" } } },
+    },
+  });
+  expect(created.status).toBe(201);
+  const page = await world.newPage();
+  await signIn(page, world.service.baseUrl, world.service.adminKey);
+  await page.goto(`${world.service.baseUrl}/projects/${projectId}/settings/webhooks/${created.body.id}`);
+  const card = page.getByRole("region", { name: "Check an event" });
+  await card.getByLabel("Event type").selectOption("deployment.succeeded");
+  await card.getByLabel("Workload kind").selectOption("Deployment");
+  await card.getByLabel("Workload labels").fill("app=shop");
+  await card.getByLabel("Environment").fill("staging");
+  await card.getByRole("button", { name: "Check" }).click();
+  await card.getByText("Would not be delivered:").waitFor();
+  const reasons = await card.getByRole("listitem").allInnerTexts();
+  expect(reasons).toEqual([
+    'environment "staging" is not one of: production',
+    'label app must be "payments": it is "shop"',
+  ]);
+
+  await card.getByLabel("Workload labels").fill("app=payments");
+  await card.getByLabel("Environment").fill("production");
+  await card.getByRole("button", { name: "Check" }).click();
+  await card.getByText("Would be delivered.").waitFor();
+  expect(world.receiver.requests.filter((r) => r.path === "/checked")).toEqual([]);
+});

@@ -115,6 +115,35 @@ it("sets retries and auto-disable in the form, and shows an automatic disable un
   expect((await world.service.api("GET", path)).body).toMatchObject({ enabled: true, disabled_reason: null });
 });
 
+it("sets and removes a rate limit in the form, and names a bad value beside the field", async () => {
+  const { id } = await createWebhook(world.service, projectId, {
+    url: `${world.receiver.url}/paced`,
+    events: ["deployment.failed"],
+  });
+  const path = `/projects/${projectId}/webhooks/${id}`;
+  const page = await world.newPage();
+  await signIn(page, world.service.baseUrl, world.service.adminKey);
+  await page.goto(`${webhooksUrl()}/${id}/edit`);
+  await page.getByRole("checkbox", { name: /Limit the rate/ }).check();
+  await page.getByLabel("Deliveries a second").fill("0");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByText("rate_limit.per_second must be above 0").waitFor();
+  expect((await world.service.api("GET", path)).body.rate_limit).toBeNull();
+
+  await page.getByLabel("Deliveries a second").fill("2.5");
+  await page.getByLabel("Burst").fill("20");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByText("2.5 a second, bursts of 20, across all replicas").waitFor();
+  expect((await world.service.api("GET", path)).body.rate_limit).toEqual({ per_second: 2.5, burst: 20 });
+
+  await page.goto(`${webhooksUrl()}/${id}/edit`);
+  expect(await page.getByLabel("Burst").inputValue()).toBe("20");
+  await page.getByRole("checkbox", { name: /Limit the rate/ }).uncheck();
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByText("Off: as fast as the service sends").waitFor();
+  expect((await world.service.api("GET", path)).body.rate_limit).toBeNull();
+});
+
 it("pages through more than 100 deliveries, and the failed filter pages too", async () => {
   const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/many`,

@@ -105,3 +105,61 @@ describe("webhooks create and update with filter options", () => {
     expect(result.stderr).toContain("filters.kinds must be one of: Deployment, StatefulSet, DaemonSet");
   });
 });
+
+describe("hooks preview with an example workload", () => {
+  it("says whether the webhook would get the workload's event and why not, then the request", async () => {
+    const webhook = await cliJson([
+      "hooks",
+      "create",
+      "--project-id",
+      String(projectId),
+      "--url",
+      "https://example.com/checked",
+      "--events",
+      "deployment.succeeded",
+      "-l",
+      "app=payments",
+      "--environment",
+      "production",
+    ]);
+    const ref = ["--project-id", String(projectId), "--webhook-id", String(webhook.id)];
+    const refused = await cli([
+      "hooks",
+      "preview",
+      ...ref,
+      "--labels",
+      "app=shop,tier=web",
+      "--environment",
+      "staging",
+    ]);
+    expect(refused).toMatchObject({ code: 0, stderr: "" });
+    expect(refused.stdout).toMatch(
+      /^would_deliver: false\nreasons: +environment "staging" is not one of: production\n +label app must be "payments": it is "shop"\n/,
+    );
+    expect(refused.stdout).toContain("\nrequest_headers:\n");
+
+    const both = await cliJson([
+      "hooks",
+      "preview",
+      ...ref,
+      "--labels",
+      "app=payments",
+      "--environment",
+      "production",
+    ]);
+    const api = await service.api("POST", `/projects/${projectId}/webhooks/${webhook.id}/filter-check`, {
+      body: { workload: { labels: { app: "payments" }, environment: "production" } },
+    });
+    expect(both.filter_check).toEqual(api.body);
+    expect(both.filter_check).toEqual({
+      event_type: "deployment.succeeded",
+      would_deliver: true,
+      reasons: [],
+    });
+    expect(Object.keys(both.preview)).toEqual(["event_type", "content_type", "headers", "body"]);
+
+    const bad = await cli(["hooks", "preview", ...ref, "--labels", "app"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('"app" is not key=value.');
+  });
+});

@@ -148,7 +148,7 @@ describe("webhooks list and show", () => {
     const [header, ...rows] = (await ok(["webhooks", "list", "--project-id", String(projectId)]))
       .trimEnd()
       .split("\n");
-    expect(header).toMatch(/^ID\s+URL\s+EVENTS\s+ENABLED\s+HAS_SECRET\s+RETRIES\s+UPDATED_AT$/);
+    expect(header).toMatch(/^ID\s+URL\s+EVENTS\s+FORMAT\s+ENABLED\s+HAS_SECRET\s+RETRIES\s+UPDATED_AT$/);
     expect(rows.map((row) => Number(row.split(/\s+/)[0]))).toEqual(listed.map((w: { id: number }) => w.id));
     const allEvents = listed.find((w: { events: string[] }) => w.events.length === eventTypeNames.length);
     expect(rows.find((row) => row.startsWith(`${allEvents.id} `))).toMatch(/ all \(12\) /);
@@ -212,6 +212,7 @@ describe("webhooks list and show", () => {
       String(created.id),
       created.url,
       "deployment.failed",
+      "envelope",
       "true",
       "false",
       "3",

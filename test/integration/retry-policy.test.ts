@@ -107,7 +107,11 @@ describe("retry_policy in the API", () => {
     [{ retry_policy: { max_attempts: "3" } }, "retry_policy.max_attempts must be a number"],
     [{ retry_policy: { max_attempts: 3, delay: 1 } }, "delay"],
     [{ retry_policy: 3 }, "retry_policy must be an object"],
-    [{ auto_disable: { after_failures: 5 } }, "auto_disable.min_duration_seconds must be a number"],
+    [{ auto_disable: { after_failures: 5 } }, "auto_disable.min_duration_seconds is required"],
+    [
+      { auto_disable: { after_failures: 5, min_duration_seconds: "60" } },
+      "auto_disable.min_duration_seconds must be a number",
+    ],
     [{ auto_disable: { after_failures: 0, min_duration_seconds: 60 } }, "at least 1"],
     [{ auto_disable: { after_failures: 3, min_duration_seconds: -1 } }, "at least 0"],
   ])("answers 400 to %j on create and update, and changes nothing", async (fields, message) => {

@@ -106,6 +106,7 @@ describe("the webhook fields of formats, signatures and headers", () => {
       body: {
         url: `${receiver.url}/fields`,
         events: ["deployment.succeeded"],
+        secret,
         format: "cloudevents",
         cloudevents_mode: "binary",
         signature_scheme: "standard-webhooks",

@@ -35,7 +35,8 @@ export function fullFormatBody(values: FormatValues): WebhookFormatBody {
   const template = values.format === "template";
   return {
     format: values.format,
-    cloudevents_mode: values.cloudeventsMode,
+    // The service keeps a mode only for CloudEvents; every other format reads back "structured".
+    cloudevents_mode: values.format === "cloudevents" ? values.cloudeventsMode : "structured",
     signature_scheme: values.signatureScheme,
     template: template ? values.template : null,
     ...(template ? { template_content_type: values.templateContentType } : {}),

@@ -15,6 +15,7 @@ import { HeaderFields, headersBody, headerValuesOf } from "./header-fields";
 import { ManagedNotice } from "./managed-notice";
 import { paths } from "./paths";
 import { useProjectCrumbs } from "./project-crumbs";
+import { RateLimitField, rateLimitBody, rateLimitValuesOf } from "./rate-limit-field";
 import { type SecretAction, SecretField } from "./secret-field";
 
 const fields = [
@@ -24,6 +25,7 @@ const fields = [
   "enabled",
   "retry_policy",
   "auto_disable",
+  "rate_limit",
   "format",
   "cloudevents_mode",
   "template",
@@ -74,6 +76,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
   const [events, setEvents] = useState<string[]>(webhook?.events ?? []);
   const [enabled, setEnabled] = useState(webhook?.enabled ?? true);
   const [policy, setPolicy] = useState(policyValuesOf(webhook));
+  const [rateLimit, setRateLimit] = useState(rateLimitValuesOf(webhook));
   const [secretAction, setSecretAction] = useState<SecretAction>(webhook ? "keep" : "replace");
   const [secret, setSecret] = useState("");
   const saved = webhook;
@@ -120,6 +123,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             enabled,
             ...secretChange,
             ...policyBody(policy),
+            ...rateLimitBody(rateLimit, webhook),
             ...formatChange,
           })
         : await api.createWebhook(projectId, {
@@ -128,6 +132,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             enabled,
             ...secretChange,
             ...policyBody(policy),
+            ...rateLimitBody(rateLimit, webhook),
             ...formatChange,
           });
       navigate(paths.webhook(projectId, saved.id));
@@ -246,6 +251,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             onChange={setPolicy}
             problems={{ retry_policy: problems.retry_policy, auto_disable: problems.auto_disable }}
           />
+          <RateLimitField values={rateLimit} onChange={setRateLimit} problem={problems.rate_limit} />
 
           <div class="field">
             <label class="check">

@@ -9,6 +9,7 @@ import { useLoad } from "../use-load";
 import { DeliveriesTable } from "./deliveries-table";
 import { AutoDisabledNotice, DeliveryPolicy } from "./delivery-policy";
 import { eventSummary } from "./event-summary";
+import { FilterCheckCard } from "./filter-check";
 import { FilterSummary } from "./filter-fields";
 import { FormatSummary } from "./format-summary";
 import { ManagedNotice } from "./managed-notice";
@@ -90,6 +91,7 @@ export function WebhookPage({ projectId, webhookId }: { projectId: number; webho
               </ul>
             </section>
             <FilterSummary webhook={w} />
+            <FilterCheckCard projectId={projectId} webhookId={webhookId} />
             <FormatSummary webhook={w} />
             <DeliveryPolicy webhook={w} />
             <DeliveriesTable projectId={projectId} webhookId={webhookId} version={version} />

@@ -1,5 +1,5 @@
-import { type Command, Option } from "commander";
-import { DeliveryFailedError, usageError } from "../errors.js";
+import type { Command } from "commander";
+import { usageError } from "../errors.js";
 import { registerDeliveryCommands } from "./deliveries.js";
 import { addFilterOptions, type FilterOptions, filterFields } from "./filter-options.js";
 import { addFormatOptions, type FormatOptions, formatFields } from "./format-options.js";
@@ -15,7 +15,8 @@ import {
 } from "./options.js";
 import { emit } from "./output.js";
 import { addSecretOptions, resolveSecret, type SecretOptions } from "./secret.js";
-import { attemptFields, eventTypeTable, webhookFields, webhookTable } from "./views.js";
+import { registerTrialCommands } from "./trial.js";
+import { eventTypeTable, webhookFields, webhookTable } from "./views.js";
 
 interface PolicyOptions {
   retryMaxAttempts?: number | "off";
@@ -26,12 +27,14 @@ interface PolicyOptions {
 interface CreateOptions extends SecretOptions, PolicyOptions, FormatOptions, FilterOptions {
   projectId: number;
   url: string;
+  urlSecret?: boolean;
   events: string[];
   enabled?: boolean;
 }
 
 interface UpdateOptions extends WebhookRef, SecretOptions, PolicyOptions, FormatOptions, FilterOptions {
   url?: string;
+  urlSecret?: boolean;
   events?: string[];
   enabled?: boolean;
 }
@@ -72,6 +75,10 @@ export function registerWebhookCommands(program: Command): void {
             .description("create a webhook")
             .addOption(projectIdOption())
             .requiredOption("--url <url>", "receiver address (http:// or https://)")
+            .option(
+              "--url-secret",
+              "the URL is a secret (a chat service's): never shown again, only scheme://host/********",
+            )
             .addOption(eventsOption("events to subscribe to").makeOptionMandatory())
             .addOption(enabledOption("whether deliveries are made (default: true)")),
           { forUpdate: false },
@@ -81,10 +88,15 @@ export function registerWebhookCommands(program: Command): void {
     ),
     { forUpdate: false },
   ).action(async (options: CreateOptions, command: Command) => {
+    // Checked before the request, so the message names the flag rather than the API's field.
+    if (options.format === "template" && options.templateFile === undefined) {
+      usageError(command, "--format template needs --template-file <path>, the Liquid template of the body");
+    }
     const { client, json } = connect(command);
     const secret = await resolveSecret(command, options, { readEnv: true });
     const webhook = await client.createWebhook(options.projectId, {
       url: options.url,
+      ...(options.urlSecret ? { url_secret: true } : {}),
       events: options.events,
       ...(options.enabled === undefined ? {} : { enabled: options.enabled }),
       ...(secret === undefined ? {} : { secret }),
@@ -124,6 +136,10 @@ export function registerWebhookCommands(program: Command): void {
             .addOption(projectIdOption())
             .addOption(webhookIdOption())
             .option("--url <url>", "new receiver address")
+            .option(
+              "--url-secret",
+              "from now on show the URL only as scheme://host/******** (turned off only through the API, with a new URL)",
+            )
             .addOption(eventsOption("new subscription, replacing the old one"))
             .addOption(enabledOption("turn deliveries on or off (true also clears an automatic disable)")),
           { forUpdate: true },
@@ -137,6 +153,7 @@ export function registerWebhookCommands(program: Command): void {
     const secret = await resolveSecret(command, options, { readEnv: false });
     const changes = {
       ...(options.url === undefined ? {} : { url: options.url }),
+      ...(options.urlSecret ? { url_secret: true } : {}),
       ...(options.events === undefined ? {} : { events: options.events }),
       ...(options.enabled === undefined ? {} : { enabled: options.enabled }),
       ...(secret === undefined ? {} : { secret }),
@@ -147,7 +164,7 @@ export function registerWebhookCommands(program: Command): void {
     if (Object.keys(changes).length === 0) {
       usageError(
         command,
-        "nothing to update: give --url, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --rate-limit, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
+        "nothing to update: give --url, --url-secret, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --rate-limit, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
       );
     }
     emit(json, await client.updateWebhook(options.projectId, options.webhookId, changes), webhookFields);
@@ -194,18 +211,6 @@ export function registerWebhookCommands(program: Command): void {
       emit(json, await client.listEventTypes(), eventTypeTable);
     });
 
-  webhooks
-    .command("test")
-    .description("send an example event to the webhook now and print the outcome (exit 1 if it failed)")
-    .addOption(projectIdOption())
-    .addOption(webhookIdOption())
-    .addOption(new Option("--event-type <name>", "a deployment.* event type (default: deployment.succeeded)"))
-    .action(async (options: WebhookRef & { eventType?: string }, command: Command) => {
-      const { client, json } = connect(command);
-      const result = await client.sendTestEvent(options.projectId, options.webhookId, options.eventType);
-      emit(json, result, attemptFields);
-      if (!result.success) throw new DeliveryFailedError(result.error_message);
-    });
-
+  registerTrialCommands(webhooks);
   registerDeliveryCommands(webhooks);
 }

@@ -34,7 +34,10 @@ function selectorOption(value: string): LabelSelector {
 type RequestFilters = Omit<WebhookFilters, "kinds"> & { kinds?: WorkloadKind[] };
 
 export function addFilterOptions(command: Command, { forUpdate }: { forUpdate: boolean }): Command {
-  const replaces = forUpdate ? "; the filter options replace all the webhook's filters" : "";
+  // Said on each of them: `--environment staging` alone drops a selector and kinds set before.
+  const replaces = forUpdate
+    ? "; the filter options replace all the webhook's filters: repeat the ones to keep (hooks show lists them)"
+    : "";
   command
     .addOption(
       new Option(
@@ -43,14 +46,15 @@ export function addFilterOptions(command: Command, { forUpdate }: { forUpdate: b
       ).argParser(selectorOption),
     )
     .addOption(
-      new Option("--environment <names>", "only events of these environments (comma-separated)").argParser(
-        list,
-      ),
+      new Option(
+        "--environment <names>",
+        `only events of these environments (comma-separated)${replaces}`,
+      ).argParser(list),
     )
     .addOption(
       new Option(
         "--kind <kinds>",
-        `only events of these workload kinds (comma-separated: ${workloadKinds.join(", ")})`,
+        `only events of these workload kinds (comma-separated: ${workloadKinds.join(", ")})${replaces}`,
       ).argParser((value) => list(value) as WorkloadKind[]),
     );
   if (forUpdate) {

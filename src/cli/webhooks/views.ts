@@ -1,10 +1,12 @@
 import type {
   Delivery,
   EventTypeDescriptor,
+  FilterCheck,
   RecoverResult,
   RetryResult,
   TestEventResult,
   Webhook,
+  WebhookPreview,
 } from "../../client/api-client.js";
 import { eventTypeNames } from "../../event-types.js";
 import { terminalSafe } from "../terminal-text.js";
@@ -34,17 +36,24 @@ const autoDisableText = (w: Webhook) =>
 export function webhookTable(webhooks: Webhook[]): string {
   if (webhooks.length === 0) return "No webhooks.\n";
   return formatTable(
-    ["ID", "URL", "EVENTS", "ENABLED", "HAS_SECRET", "RETRIES", "UPDATED_AT"],
+    ["ID", "URL", "EVENTS", "FORMAT", "ENABLED", "HAS_SECRET", "RETRIES", "UPDATED_AT"],
     webhooks.map((w) => [
       cell(w.id),
       w.url,
       subscribedEvents(w.events),
+      w.format,
       enabledCell(w),
       cell(w.has_secret),
       cell(w.retry_policy?.max_attempts),
       w.updated_at,
     ]),
   );
+}
+
+/** "1 line", "3 lines": a final line feed ends the last line, it does not start another. */
+export function linesText(text: string): string {
+  const count = text.replace(/\r?\n$/, "").split("\n").length;
+  return `${count} ${count === 1 ? "line" : "lines"}`;
 }
 
 /**
@@ -61,7 +70,7 @@ function formatLines(w: Webhook): [string, unknown][] {
   const lines: [string, unknown][] = [
     ["format", w.format === "envelope" ? null : format],
     // A template is many lines: its size here, its text with --json.
-    ["template", w.template === null ? null : `${w.template.split("\n").length} line(s); see --json`],
+    ["template", w.template === null ? null : `${linesText(w.template)}; see --json`],
     ["signature", w.signature_scheme === "hmac-sha256" ? null : w.signature_scheme],
     ["headers", w.header_names.length === 0 ? null : w.header_names],
   ];
@@ -168,4 +177,26 @@ export function recoverSummary(result: RecoverResult): string {
 
 export function attemptFields(result: RetryResult | TestEventResult): string {
   return formatFields(Object.entries(result));
+}
+
+/** A preview: the request's headers in send order, then its body exactly as it would be sent. */
+export function previewDetails(preview: WebhookPreview): string {
+  const fields = formatFields([
+    ["event_type", preview.event_type],
+    ["content_type", preview.content_type],
+    ...(preview.error === undefined ? [] : [["error", preview.error] as [string, unknown]]),
+  ]);
+  if (preview.body === null) return fields;
+  const headers = Object.entries(preview.headers)
+    .map(([name, value]) => terminalSafe(`${name}: ${value}`))
+    .join("\n");
+  return [fields, formatBlock("request_headers", headers), formatBlock("body", preview.body)].join("\n");
+}
+
+/** Whether the webhook would get the example workload's event; each reason on a line of its own. */
+export function filterCheckFields(check: FilterCheck): string {
+  return formatFields([
+    ["would_deliver", check.would_deliver],
+    ...(check.reasons.length === 0 ? [] : [["reasons", check.reasons.join("\n")] as [string, unknown]]),
+  ]);
 }
