@@ -44,11 +44,14 @@ export async function templateBomb(): Promise<Figure[]> {
         events: ["deployment.created"],
         ...extra,
       });
+    // The API refuses the bomb when saved (its example event runs away too); written in the row, it is
+    // a template saved before that check, or declared by a Webhook resource (only parsed), would be.
     const runaway = await hook(a.project, "/bomb", {
       format: "template",
-      template: bomb(0),
+      template: "ok",
       template_content_type: "text/plain",
     });
+    await db.pool.query("UPDATE webhooks SET template = $1 WHERE id = $2", [bomb(0), runaway.id]);
     const beside = await hook(a.project, "/beside-bomb");
     await hook(b.project, "/b");
     const emitted: string[] = [];
