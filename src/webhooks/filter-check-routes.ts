@@ -28,7 +28,7 @@ export function registerFilterCheckRoute(router: Router, registry: OpenAPIRegist
     handler: async ({ params, body, auth }) => {
       const webhook = await requireWebhook(pool, auth, params.project_id, params.webhook_id);
       // What the workload leaves out is what an event does not name (null): a filter on it fails.
-      const { kind, labels, environment } = body.workload;
+      const { kind, labels, environment } = body.workload ?? {};
       const subject = { environment: environment ?? null, kind: kind ?? null, labels: labels ?? null };
       return { status: 200, body: checkFilters(webhook, body.event_type, subject) };
     },

@@ -49,8 +49,10 @@ const workload = z
   )
   .openapi("ExampleWorkload");
 
+// The workload is optional rather than defaulted to {}: generators turn an object default into code
+// that does not compile (openapi-generator's Go client: `var workload ExampleWorkload = {}`).
 export const filterCheckBody = z
-  .strictObject({ event_type: previewBody.shape.event_type, workload: workload.default({}) })
+  .strictObject({ event_type: previewBody.shape.event_type, workload: workload.optional() })
   .openapi("FilterCheckRequest");
 
 export const filterCheckSchema = z

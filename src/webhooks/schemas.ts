@@ -170,7 +170,8 @@ export const webhookSchema = z
     // beside a $ref becomes an allOf, whose nullability generators drop (docs/api.md, Filters).
     filters: webhookFiltersInput.optional(),
     ...paceReadFields,
-    url_secret: z.literal(true).optional().openapi({
+    // A boolean, not the literal true: openapi-generator's Java client reads `enum: [true]` as a string.
+    url_secret: z.boolean().optional().openapi({
       description: "Present (true) when the url is a secret: url is then shown as scheme://host/********",
     }),
   })
