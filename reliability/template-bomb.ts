@@ -137,7 +137,10 @@ export async function templateBomb(): Promise<Figure[]> {
         unexpected.length + (answered.length === 0 ? 1 : 0),
         0,
       ),
-      figure(scenario, "test events of the bomb webhook, the longest", Math.max(...testEvents), 2_000, " ms"),
+      // A test event of the bomb may wait on the template thread behind one bomb preview running to its
+      // stop, then be stopped itself: two renders' wall-clock limits (1,500 ms each). The issue's 2 s is
+      // the preview's bound, above; measured here 1.9 s on an idle machine, too near 2 s to be a bound.
+      figure(scenario, "test events of the bomb webhook, the longest", Math.max(...testEvents), 3_000, " ms"),
       figure(scenario, "/healthz during the attack, the longest", Math.max(...healthz), 1_000, " ms"),
       figure(
         scenario,
