@@ -36,6 +36,27 @@ const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
       accepts: max === Number.MAX_SAFE_INTEGER ? `whole number ≥ ${min}` : `whole number ${min}–${max}`,
     });
 
+/**
+ * A comma-separated list, its entries trimmed and empty ones dropped, then parsed by `parse`, whose
+ * error becomes the setting's message with an `example` of a list that would do.
+ */
+const commaSeparated = <T>(parse: (entries: string[]) => T, example: string) =>
+  z.string().transform((value, ctx) => {
+    const entries = value
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== "");
+    try {
+      return { entries, parsed: parse(entries) };
+    } catch (error) {
+      ctx.addIssue({
+        code: "custom",
+        message: `${(error as Error).message}; write a comma-separated list such as "${example}"`,
+      });
+      return z.NEVER;
+    }
+  });
+
 /** One WEBHOOK_SECRETS_WITHOUT_LABEL entry: `*`, `namespace/*` or `namespace/name` (DNS names). */
 const secretsWithoutLabelEntry =
   /^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?\/(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*))$/;
@@ -81,23 +102,8 @@ export const configSchema = z.object({
     .describe(
       "Refused credentials (API keys, Kubernetes tokens, the metrics token) one client address (an IPv6 one by its /64; see `TRUSTED_PROXIES`) may present in a minute; past it, until the minute ends, its refused credentials are answered 429 with `Retry-After` without a database query, while a valid API key or metrics token still passes, and one warning names the address. `0` turns pacing off.",
     ),
-  TRUSTED_PROXIES: z
-    .string()
-    .transform((value, ctx) => {
-      const entries = value
-        .split(",")
-        .map((entry) => entry.trim())
-        .filter((entry) => entry !== "");
-      try {
-        return { entries, ranges: trustedProxyRanges(entries) };
-      } catch (error) {
-        ctx.addIssue({
-          code: "custom",
-          message: `${(error as Error).message}; write a comma-separated list such as "10.0.0.0/8,fd00::/8"`,
-        });
-        return z.NEVER;
-      }
-    })
+  TRUSTED_PROXIES: commaSeparated(trustedProxyRanges, "10.0.0.0/8,fd00::/8")
+    .transform(({ entries, parsed }) => ({ entries, ranges: parsed }))
     .optional()
     .meta({ accepts: "comma-separated CIDRs and addresses" })
     .describe(
@@ -326,23 +332,8 @@ export const configSchema = z.object({
     .describe(
       "`false` refuses loopback and private destinations (127/8, 10/8, 172.16/12, 192.168/16, 100.64/10, ::1, fc00::/7, fec0::/10) unless `DELIVERY_ALLOWED_DESTINATIONS` lists them. Start-up warns while it is `true`; the Helm chart sets `false`.",
     ),
-  DELIVERY_ALLOWED_DESTINATIONS: z
-    .string()
-    .transform((value, ctx) => {
-      const entries = value
-        .split(",")
-        .map((entry) => entry.trim())
-        .filter((entry) => entry !== "");
-      try {
-        return { entries, list: parseAllowList(entries) };
-      } catch (error) {
-        ctx.addIssue({
-          code: "custom",
-          message: `${(error as Error).message}; write a comma-separated list such as "10.96.0.0/12,.svc.cluster.local"`,
-        });
-        return z.NEVER;
-      }
-    })
+  DELIVERY_ALLOWED_DESTINATIONS: commaSeparated(parseAllowList, "10.96.0.0/12,.svc.cluster.local")
+    .transform(({ entries, parsed }) => ({ entries, list: parsed }))
     .optional()
     .meta({ accepts: "comma-separated CIDRs, addresses, host names and `.suffixes`" })
     .describe(
