@@ -34,7 +34,9 @@ export async function assertTemplateRenders(
       eventType,
     );
     if (preview.error !== undefined) {
-      const reason = preview.error.replace(/ Nothing was sent\.$/, "");
+      // A stopped template's message ends without a full stop; the others with " Nothing was sent.".
+      const stripped = preview.error.replace(/ Nothing was sent\.$/, "");
+      const reason = /[.!?]$/.test(stripped) ? stripped : `${stripped}.`;
       throw invalid(
         "body.template",
         `the example ${eventType} event does not render to a body that can be sent: ${reason} Preview the webhook to see its output.`,

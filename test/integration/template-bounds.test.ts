@@ -61,7 +61,7 @@ describe("a template that runs away", () => {
       },
     });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toContain(stopped);
+    expect(refused.body.error.message).toContain(`${stopped}. Preview the webhook to see its output.`);
   });
 
   it("fails only its own delivery, with the documented message, while the process answers", async () => {
