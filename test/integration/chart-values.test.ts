@@ -34,8 +34,8 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
         return { grace: pod.terminationGracePeriodSeconds, lifecycle: pod.containers[0].lifecycle };
       };
       expect(operator(render())).toEqual({
-        grace: 55,
-        lifecycle: { preStop: { exec: { command: ["sleep", "5"] } } },
+        grace: 60,
+        lifecycle: { preStop: { exec: { command: ["sleep", "10"] } } },
       });
       expect(operator(render({ shutdownDelaySeconds: "0" })).lifecycle).toBeUndefined();
     });
@@ -174,8 +174,8 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
         "must be below terminationGracePeriodSeconds",
       );
       // The preStop delay counts in the grace period too.
-      expect(failure({ shutdownDelaySeconds: "10" })).toContain(
-        "config.shutdownTimeoutMs (46000 ms) plus shutdownDelaySeconds (10 s) must be below terminationGracePeriodSeconds (55 s)",
+      expect(failure({ shutdownDelaySeconds: "15" })).toContain(
+        "config.shutdownTimeoutMs (46000 ms) plus shutdownDelaySeconds (15 s) must be below terminationGracePeriodSeconds (60 s)",
       );
     });
   });

@@ -99,7 +99,7 @@ afterAll(async () => {
 
 describe(`an upgrade from the previous release to ${version} under traffic, and a restart`, () => {
   let logs: PodLog[] = [];
-  let api: { totals: ApiTotals; failures: string[] };
+  let api: { totals: ApiTotals; failures: string[]; retries: string[] };
   let atUpgrade: ApiTotals;
   let delivered: LoggedDelivery[] = [];
   let following: ReturnType<typeof followPodLogs>;
@@ -180,6 +180,7 @@ describe(`an upgrade from the previous release to ${version} under traffic, and 
     );
     await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "restart", burstSize));
     await firstDeliveriesOf(restartCommits, "by this version");
+    console.log(`kubectl rollout restart at ${new Date().toISOString()}`);
     await cluster.kubectl(["-n", namespace, "rollout", "restart", `deployment/${chart.fullname}`]);
     await cluster.kubectl([
       "-n",
@@ -204,6 +205,7 @@ describe(`an upgrade from the previous release to ${version} under traffic, and 
     api = await traffic.stop();
     logs = await following.stop();
     console.log(`API calls in all: ${JSON.stringify(api.totals)}`);
+    if (api.retries.length > 0) console.log(`calls tried again:\n${api.retries.join("\n")}`);
     expect({
       refused: api.totals.refused - atUpgrade.refused,
       connectTimeouts: api.totals.connectTimeouts - atUpgrade.connectTimeouts,

@@ -3,7 +3,10 @@ import { waitUntil } from "./wait.js";
 
 // A steady client of the operator's API inside the cluster, as a CI job or the dashboard would be: a
 // pod of the Node image that the suite imports, calling the chart's Service (so kube-proxy picks the
-// replica) with the admin key from the chart's Secret, one connection per request. Each round lists the
+// replica) with the admin key from the chart's Secret, one connection per request. It calls the
+// Service's cluster IP, not its DNS name: a name lookup lost to the cluster DNS's own hiccups (glibc
+// waits 5 s per lost UDP answer, and undici's 10 s connect bound counts the lookup) would be counted
+// as a connection our replicas never answered, which is what the suite measures. Each round lists the
 // projects, lists the project's webhooks, creates a disabled webhook and deletes it again. It logs one
 // JSON line per failed call and, every round, the running totals; `stop` is a file the test touches.
 
@@ -12,6 +15,8 @@ const base = process.env.API_URL, key = process.env.API_KEY, slug = process.env.
 const headers = { authorization: "Bearer " + key, "content-type": "application/json", connection: "close" };
 const totals = { calls: 0, refused: 0, connectTimeouts: 0, failed: 0, created: 0, deleted: 0 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// When a call was tried again and why: set beside the replicas' stop times, it says which one it met.
+const retried = (code, method, path) => console.log(JSON.stringify({ retried: code, call: method + " " + path, at: new Date().toISOString() }));
 // A connection refused or never established (a replica that stopped listening or is gone, before the
 // Service forgets it) carried no request: trying again is what any client does, and does nothing twice.
 async function call(method, path, body, expected) {
@@ -28,8 +33,8 @@ async function call(method, path, body, expected) {
       return text ? JSON.parse(text) : null;
     } catch (error) {
       const code = error.cause?.code ?? error.code;
-      if (code === "ECONNREFUSED" && attempt < 20) { totals.refused++; await sleep(100); continue; }
-      if (code === "UND_ERR_CONNECT_TIMEOUT" && attempt < 20) { totals.connectTimeouts++; continue; }
+      if (code === "ECONNREFUSED" && attempt < 20) { totals.refused++; retried(code, method, path); await sleep(100); continue; }
+      if (code === "UND_ERR_CONNECT_TIMEOUT" && attempt < 20) { totals.connectTimeouts++; retried(code, method, path); continue; }
       totals.calls++; totals.failed++;
       console.log(JSON.stringify({ failed: method + " " + path, error: String(error.cause ?? error) }));
       return undefined;
@@ -84,10 +89,22 @@ export async function startApiTraffic(
 ): Promise<{
   /** The totals of the last round so far. */
   totals(): Promise<ApiTotals>;
-  stop(): Promise<{ totals: ApiTotals; failures: string[] }>;
+  /** The totals, the calls that failed, and each call tried again (when, and why). */
+  stop(): Promise<{ totals: ApiTotals; failures: string[]; retries: string[] }>;
 }> {
   const { namespace, operatorNamespace, fullname } = options;
   await cluster.kubectl(["create", "namespace", namespace]);
+  const serviceIp = (
+    await cluster.kubectl([
+      "-n",
+      operatorNamespace,
+      "get",
+      "service",
+      fullname,
+      "-o",
+      "jsonpath={.spec.clusterIP}",
+    ])
+  ).trim();
   // The key is copied into the client's namespace: a pod reads Secrets of its own namespace only.
   const key = (
     await cluster.kubectl([
@@ -122,7 +139,7 @@ export async function startApiTraffic(
             imagePullPolicy: "Never",
             command: ["node", "/client/client.mjs"],
             env: [
-              { name: "API_URL", value: `http://${fullname}.${operatorNamespace}.svc.cluster.local:8080` },
+              { name: "API_URL", value: `http://${serviceIp}:8080` },
               { name: "API_KEY", valueFrom: { secretKeyRef: { name: "api-key", key: "key" } } },
               { name: "PROJECT", value: options.project },
               { name: "HOOK_URL", value: options.hookUrl },
@@ -170,7 +187,10 @@ export async function startApiTraffic(
           const failures = all
             .filter((line) => typeof line.failed === "string")
             .map((line) => JSON.stringify(line));
-          return { totals: stopped as unknown as ApiTotals, failures };
+          const retries = all
+            .filter((line) => typeof line.retried === "string")
+            .map((line) => JSON.stringify(line));
+          return { totals: stopped as unknown as ApiTotals, failures, retries };
         },
         { timeoutMs: 180_000, intervalMs: 1_000 },
       );
