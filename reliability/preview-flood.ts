@@ -7,9 +7,10 @@ import { alternate, tenant } from "./tenant-rounds.js";
 // The issue's preview flood: 8 previews at once of unique templates that each run to the render limit
 // took tenant B's read p99 from 79 to 6,683 ms, and 400 previews went through in 2 s without a 429.
 // Tenant A floods previews from a process of its own, Retry-After unheeded; tenant B reads its webhooks.
+// Then tenant C sends 400 previews at once: no more than its pace renders, the rest answered 429.
 
 const scenario = "preview flood: unique 32 KB templates that run to the render limit, 8 at once";
-const burstScenario = "preview flood: 400 previews at once";
+const burstScenario = "preview flood: 400 previews at once (another tenant)";
 const rounds = 2;
 const quietMs = 5_000;
 const attackMs = 8_000;
@@ -49,11 +50,11 @@ export async function previewFlood(): Promise<Figure[]> {
         first: 1_000_000 * (round + 1),
       }),
     );
-    // The pace: the bucket is full again a minute after the rounds above.
-    await new Promise((resolve) => setTimeout(resolve, 60_000));
+    // The pace is per project: a third tenant's bucket is full (A's would be a minute after its rounds).
+    const c = await tenant(service.url, "flood-c");
     const burst = await attackWithPreviews({
-      url: previews,
-      key: a.key,
+      url: `${service.url}/api/projects/${c.project}/webhooks/preview`,
+      key: c.key,
       loops: 20,
       ms: 60_000,
       requests: 400,
