@@ -52,8 +52,9 @@ export function revisionBefore(
  * A DaemonSet's: its status names no ControllerRevision (its rollout's revision is the template
  * generation, numbered apart), so the current one is told by its images. The newest with the
  * DaemonSet's images is the current one and the next is what it replaces; a newest with other images
- * is the one replaced, the new one not cached yet. A change of anything but images while the cache is
- * behind takes the revision before the one replaced: its images are then compared.
+ * is the one replaced, the new one not cached yet. A change of anything but the images, seen while
+ * the cache is behind, is compared with the revision before the one it replaced (an image line may
+ * then show a change a revision older; the next event of the rollout, the cache caught up, is right).
  */
 export function daemonSetRevisionBefore(
   workload: Workload,
