@@ -3,6 +3,7 @@ import { renderDiscord } from "../../src/formats/discord.js";
 import type { Envelope } from "../../src/formats/envelope.js";
 import { renderGoogleChat } from "../../src/formats/googlechat.js";
 import { renderMsTeams } from "../../src/formats/msteams.js";
+import { envelopeWithRollout, type RolloutDetails } from "../../src/formats/rollout-details.js";
 import { renderSlack } from "../../src/formats/slack.js";
 import { renderTemplate } from "../../src/formats/template.js";
 import type { FormatInput, RenderedBody } from "../../src/formats/types.js";
@@ -38,6 +39,50 @@ export function exampleEnvelope(kind: "succeeded" | "failed"): Envelope {
   };
 }
 
+/**
+ * The details of that rollout as a cluster records them (formats/rollout-details.ts): two images moved,
+ * one kept, Argo CD's tracking annotation, links from ROLLOUT_LINKS.
+ */
+export function exampleRolloutDetails(): RolloutDetails {
+  return {
+    workload: { kind: "Deployment", name: "shop", namespace: "shop", revision: "4" },
+    changes: {
+      images: [
+        {
+          container: "migrate",
+          init: true,
+          before: "registry.example/shop-migrate:1.4.1",
+          after: "registry.example/shop-migrate:1.4.2",
+        },
+        {
+          container: "web",
+          init: false,
+          before: "registry.example/shop:1.4.1",
+          after: "registry.example/shop:1.4.2",
+        },
+        {
+          container: "proxy",
+          init: false,
+          before: "envoyproxy/envoy:v1.31",
+          after: "envoyproxy/envoy:v1.31",
+        },
+      ],
+      previous_revision: "3",
+      change_cause: "Fix the checkout total rounding",
+      commit_sha: "9fceb02d0ae598e95dc970b74767f19372d61af8",
+      branch: "main",
+      metadata: {
+        "app.kubernetes.io/version": "1.4.2",
+        "argocd.argoproj.io/tracking-id": "shop:apps/Deployment:shop/shop",
+      },
+    },
+    links: [
+      { name: "Grafana", url: "https://grafana.example/d/rollouts?var-namespace=shop&var-workload=shop" },
+      { name: "Logs", url: "https://logs.example/search?q=namespace%3Dshop" },
+    ],
+  };
+}
+
 /** The template shown in the docs: a small JSON body for a generic HTTP API. */
 export const exampleTemplate = `{
   "summary": {{ payload.project_name | append: " to " | append: payload.environment | json }},
@@ -50,7 +95,13 @@ export const exampleTemplate = `{
 }
 `;
 
-const input = (envelope: Envelope): FormatInput => ({ envelope, template: null, templateContentType: null });
+const input = (envelope: Envelope): FormatInput => ({
+  envelope,
+  template: null,
+  templateContentType: null,
+  // A cluster's rollout has details, which every card shows.
+  rollout: exampleRolloutDetails(),
+});
 const pretty = (rendered: RenderedBody) => `${JSON.stringify(JSON.parse(rendered.body), null, 2)}\n`;
 
 /** A binary-mode CloudEvent as it goes over the wire: Content-Type, the ce-* headers, the body. */
@@ -71,6 +122,10 @@ export async function formatExamples(): Promise<Record<string, { fence: string; 
   });
   return {
     event: { fence: "json", text: `${JSON.stringify(exampleEnvelope("succeeded"), null, 2)}\n` },
+    "rollout-details": {
+      fence: "json",
+      text: `${JSON.stringify(JSON.parse(envelopeWithRollout(JSON.stringify(exampleEnvelope("succeeded")), exampleRolloutDetails())), null, 2)}\n`,
+    },
     slack: { fence: "json", text: pretty(renderSlack(succeeded)) },
     msteams: { fence: "json", text: pretty(renderMsTeams(succeeded)) },
     discord: { fence: "json", text: pretty(renderDiscord(failed)) },

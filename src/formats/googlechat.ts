@@ -1,10 +1,11 @@
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
+import { rolloutCard } from "./rollout-card.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
 /**
  * Google Chat documents a message of at most 32,000 bytes and a card of at most 100 widgets; our card
- * has at most 12 widgets and the cuts keep it below a quarter of that size. Card text fields take a
+ * has at most 13 widgets and the cuts keep it below a quarter of that size. Card text fields take a
  * small HTML subset (`<b>`, `<font color>`, `<a href>`, `<br>` …), so user text is HTML-escaped; cards
  * carry no mentions (those exist only in a message's plain `text`, which this body does not use).
  */
@@ -16,6 +17,7 @@ export const googleChatLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  changeLine: 200,
 } as const;
 
 const html: CharEscape = (char) =>
@@ -54,9 +56,18 @@ export function renderGoogleChat(input: FormatInput): RenderedBody {
       textParagraph: { text: `<font color="${toneColour.bad}"><b>Error</b></font><br>${error}` },
     });
   }
-  if (card.url !== null) {
+  const rollout = rolloutCard(input.rollout);
+  if (rollout !== null && rollout.lines.length > 0) {
+    const lines = rollout.lines.map((line) => fitText(line, googleChatLimits.changeLine, html));
+    widgets.push({ textParagraph: { text: `<b>What changed</b><br>${lines.join("<br>")}` } });
+  }
+  const buttons = [
+    ...(card.url === null ? [] : [{ text: "Open deployment", url: card.url }]),
+    ...(rollout?.links ?? []).map((link) => ({ text: link.name, url: link.url })),
+  ];
+  if (buttons.length > 0) {
     widgets.push({
-      buttonList: { buttons: [{ text: "Open deployment", onClick: { openLink: { url: card.url } } }] },
+      buttonList: { buttons: buttons.map((b) => ({ text: b.text, onClick: { openLink: { url: b.url } } })) },
     });
   }
   const message = {

@@ -1,4 +1,5 @@
 import { cardFacts, cardTitle, type DeploymentCard, deploymentCard, type Tone } from "./deployment-card.js";
+import { type RolloutCard, rolloutCard } from "./rollout-card.js";
 import { fitText } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
@@ -13,6 +14,7 @@ export const msTeamsLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  changeLine: 200,
 } as const;
 
 /** The Adaptive Card schema version: 1.4 renders in every Teams client (desktop, web and mobile). */
@@ -32,20 +34,21 @@ const toneColour: Record<Tone, string> = {
  */
 export function renderMsTeams(input: FormatInput): RenderedBody {
   const card = deploymentCard(input.envelope);
+  const rollout = rolloutCard(input.rollout);
   const message = {
     type: "message",
     attachments: [
       {
         contentType: "application/vnd.microsoft.card.adaptive",
         contentUrl: null,
-        content: adaptiveCard(card),
+        content: adaptiveCard(card, rollout),
       },
     ],
   };
   return { contentType: "application/json", body: JSON.stringify(message) };
 }
 
-export function adaptiveCard(card: DeploymentCard): object {
+export function adaptiveCard(card: DeploymentCard, rollout: RolloutCard | null = null): object {
   const body: object[] = [
     richText([
       run(fitText(cardTitle(card), msTeamsLimits.title), {
@@ -83,17 +86,23 @@ export function adaptiveCard(card: DeploymentCard): object {
       ),
     );
   }
+  if (rollout !== null && rollout.lines.length > 0) {
+    body.push(richText([run("What changed", { weight: "Bolder" })], "Medium"));
+    for (const line of rollout.lines) body.push(richText([run(fitText(line, msTeamsLimits.changeLine))]));
+  }
   body.push(
     richText([run(`${card.eventType} · event ${card.eventId}`, { isSubtle: true, size: "Small" })], "Medium"),
   );
+  const actions = [
+    ...(card.url === null ? [] : [{ type: "Action.OpenUrl", title: "Open deployment", url: card.url }]),
+    ...(rollout?.links ?? []).map((link) => ({ type: "Action.OpenUrl", title: link.name, url: link.url })),
+  ];
   return {
     $schema: "http://adaptivecards.io/schemas/adaptive-card.json",
     type: "AdaptiveCard",
     version: adaptiveCardVersion,
     body,
-    ...(card.url === null
-      ? {}
-      : { actions: [{ type: "Action.OpenUrl", title: "Open deployment", url: card.url }] }),
+    ...(actions.length === 0 ? {} : { actions }),
   };
 }
 

@@ -2,6 +2,7 @@
 // compiler holds every block to the shape Slack publishes.
 import type { HeaderBlock, KnownBlock, MessageAttachment } from "@slack/types";
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
+import { rolloutCard } from "./rollout-card.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
@@ -21,6 +22,8 @@ export const slackLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  /** Ours: each line of "What changed" (5 images and 3 more lines: within a section's 3000). */
+  changeLine: 200,
 } as const;
 
 /** mrkdwn: `&`, `<` and `>` are the control characters; escaped, `<!channel>` or `<@U123>` is just text. */
@@ -53,10 +56,26 @@ export function renderSlack(input: FormatInput): RenderedBody {
     const error = fitText(card.errorMessage, slackLimits.errorMessage, mrkdwn);
     details.push({ type: "section", text: { type: "mrkdwn", text: `*Error*\n${error}` } });
   }
-  if (card.url !== null) {
+  const rollout = rolloutCard(input.rollout);
+  if (rollout !== null && rollout.lines.length > 0) {
+    const lines = rollout.lines.map((line) => fitText(line, slackLimits.changeLine, mrkdwn));
+    details.push({ type: "section", text: { type: "mrkdwn", text: `*What changed*\n${lines.join("\n")}` } });
+  }
+  const buttons = [
+    ...(card.url === null ? [] : [{ text: "Open deployment", url: card.url }]),
+    ...(rollout?.links ?? []).map((link) => ({
+      text: fitText(link.name, slackLimits.buttonText),
+      url: link.url,
+    })),
+  ];
+  if (buttons.length > 0) {
     details.push({
       type: "actions",
-      elements: [{ type: "button", text: { type: "plain_text", text: "Open deployment" }, url: card.url }],
+      elements: buttons.map((b) => ({
+        type: "button",
+        text: { type: "plain_text", text: b.text },
+        url: b.url,
+      })),
     });
   }
   details.push({

@@ -40,6 +40,7 @@ function deps(workload: V1StatefulSet, now: { at: Date }) {
     revision: () => "1",
     progress: statefulSetProgress,
     startedAt: () => undefined,
+    previousRevision: () => undefined,
   };
   return {
     pool,
@@ -50,6 +51,7 @@ function deps(workload: V1StatefulSet, now: { at: Date }) {
     routing: noRouting,
     clock: new ProgressClock(),
     recorded: new Map<string, string>(),
+    links: [],
     now: () => now.at,
   };
 }

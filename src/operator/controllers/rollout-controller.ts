@@ -9,6 +9,8 @@ import { listInPages } from "../paged-list.js";
 import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
 import { replicaSetCache } from "../rollouts/replica-set-cache.js";
+import type { PreviousRevision } from "../rollouts/rollout-changes.js";
+import type { LinkTemplate } from "../rollouts/rollout-links.js";
 import type { Routing } from "../rollouts/rollout-url.js";
 import { deploymentRollout } from "../rollouts/workload-kinds.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
@@ -24,6 +26,10 @@ export interface RolloutControllerDeps {
   rolloutStartedAt(deployment: V1Deployment): Promise<Date | undefined>;
   /** What routes to the Deployment's pods, from the caches (rollout-url.ts). */
   routing: Routing;
+  /** The revision the Deployment's current one replaces, from the ReplicaSet cache (replica-set-cache.ts). */
+  previousRevision(deployment: V1Deployment): PreviousRevision | undefined;
+  /** ROLLOUT_LINKS (rollout-links.ts). */
+  links: readonly LinkTemplate[];
   /** Hands the deliveries of the events recorded to this replica's worker (emit.ts). */
   handOver?: EventHandOver;
   logger: Logger;
@@ -71,6 +77,8 @@ export async function reconcileDeployment(
       replicaSetCreated,
       routing: deps.routing,
       handOver: deps.handOver,
+      previous: deps.previousRevision(deployment),
+      links: deps.links,
     });
     if (uid && seen !== undefined) deps.recorded.set(uid, seen);
   });
@@ -125,6 +133,8 @@ export function setupRolloutController(
           projectFor: deps.namespaces.projectFor,
           rolloutStartedAt: replicaSets.createdAt,
           routing: deps.routing,
+          previousRevision: replicaSets.previousRevision,
+          links: manager.config.rolloutLinks,
           handOver: manager.handOver,
           logger,
           recorded,

@@ -8,6 +8,7 @@ import { type Controller, type ControllerManager, objectKey, queueSettings } fro
 import { listInPages } from "../paged-list.js";
 import { ProgressClock, phaseAtDeadline, progressDeadlineSeconds } from "../rollouts/progress-deadline.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
+import type { LinkTemplate } from "../rollouts/rollout-links.js";
 import type { Routing } from "../rollouts/rollout-url.js";
 import { resourceOfKind, type Workload } from "../rollouts/workload-kinds.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
@@ -27,6 +28,8 @@ export interface WorkloadRolloutDeps<T extends Workload> {
   clock: ProgressClock;
   /** Per workload UID, the "revision/phase" last recorded (as the Deployment controller keeps it). */
   recorded: Map<string, string>;
+  /** ROLLOUT_LINKS (rollout-links.ts). */
+  links: readonly LinkTemplate[];
   now?: () => Date;
 }
 
@@ -71,6 +74,8 @@ export async function reconcileWorkload<T extends Workload>(
           firstSight && phase.phase !== "progressing" ? deps.source.startedAt(workload) : undefined,
         routing: deps.routing,
         handOver: deps.handOver,
+        previous: deps.source.previousRevision(workload, revision),
+        links: deps.links,
       },
     );
     deps.recorded.set(uid, seen);
@@ -128,6 +133,7 @@ export function setupWorkloadRolloutController<T extends Workload>(
           handOver: manager.handOver,
           clock,
           recorded,
+          links: manager.config.rolloutLinks,
         },
         key,
       ),

@@ -8,8 +8,14 @@ import type {
 import { slimObject } from "../cache-transforms.js";
 import type { ControllerManager } from "../manager.js";
 import { type ListPage, listInPages } from "../paged-list.js";
+import {
+  daemonSetRevisionBefore,
+  revisionBefore,
+  revisionImagesOnly,
+} from "../rollouts/controller-revisions.js";
 import { daemonSetProgress, daemonSetRevision } from "../rollouts/daemonset-phase.js";
 import type { WorkloadProgress } from "../rollouts/progress-deadline.js";
+import type { PreviousRevision } from "../rollouts/rollout-changes.js";
 import {
   type ControllerRevisions,
   newestRevisionCreatedAt,
@@ -28,6 +34,8 @@ export interface WorkloadSource<T extends Workload> {
   progress(workload: T): WorkloadProgress;
   /** When the current rollout started, from the kind's ControllerRevisions. */
   startedAt(workload: T): Date | undefined;
+  /** The revision the current one (`revision`) replaces, from the kind's ControllerRevisions. */
+  previousRevision(workload: T, revision: string): PreviousRevision | undefined;
 }
 
 export function statefulSetSource(
@@ -41,6 +49,7 @@ export function statefulSetSource(
     revision: (statefulSet) => statefulSetRevision(statefulSet, revisions),
     progress: statefulSetProgress,
     startedAt: (statefulSet) => newestRevisionCreatedAt(statefulSet, revisions),
+    previousRevision: (statefulSet, revision) => revisionBefore(statefulSet, Number(revision), revisions),
   };
 }
 
@@ -55,6 +64,7 @@ export function daemonSetSource(
     revision: daemonSetRevision,
     progress: daemonSetProgress,
     startedAt: (daemonSet) => newestRevisionCreatedAt(daemonSet, revisions),
+    previousRevision: (daemonSet) => daemonSetRevisionBefore(daemonSet, revisions),
   };
 }
 
@@ -67,8 +77,12 @@ export function controllerRevisionCache(
   manager: ControllerManager,
   onChange: (revision: V1ControllerRevision) => void,
 ) {
-  // Its revision number and owner are read, never its `data` (a copy of the pod template).
-  const slimRevision = (revision: V1ControllerRevision) => ({ ...slimObject(revision), data: undefined });
+  // Its revision number and owner are read, and of its `data` (a copy of the pod template) only the
+  // containers' names and images, for what changed between revisions (controller-revisions.ts).
+  const slimRevision = (revision: V1ControllerRevision) => ({
+    ...slimObject(revision),
+    data: revisionImagesOnly(revision),
+  });
   const informer = manager.informer<V1ControllerRevision>(
     "controllerrevisions",
     "/apis/apps/v1/controllerrevisions",

@@ -12,9 +12,12 @@ import {
   updateRollout,
 } from "../../deployments/store.js";
 import type { DeploymentEventType } from "../../event-types.js";
+import type { RolloutDetails, RolloutFailure } from "../../formats/rollout-details.js";
 import { type ProjectRow, projectNames } from "../../projects/store.js";
 import { readRolloutAnnotations } from "./annotations.js";
 import { eventsToEmit, isFinished, statusAfter } from "./phase.js";
+import { type PreviousRevision, rolloutChanges } from "./rollout-changes.js";
+import { type LinkTemplate, renderLink } from "./rollout-links.js";
 import { rolloutFinishedAt, rolloutStartedAt } from "./rollout-times.js";
 import { noRouting, type Routing, rolloutUrl } from "./rollout-url.js";
 import type { ObservedRollout, Workload } from "./workload-kinds.js";
@@ -93,6 +96,12 @@ export async function recordRollout(
     routing?: Routing;
     /** Hands the events' deliveries to this replica's worker once the transaction committed (emit.ts). */
     handOver?: EventHandOver;
+    /** The revision this rollout replaces, from the caches: images before (rollout-changes.ts). */
+    previous?: PreviousRevision;
+    /** The configured links (ROLLOUT_LINKS), rendered here for this rollout (rollout-links.ts). */
+    links?: readonly LinkTemplate[];
+    /** What the pods report, for a rollout that failed: carried by its deployment.failed only. */
+    failure?: RolloutFailure;
   } = {},
 ): Promise<DeploymentEventType[]> {
   const { kind, workload, revision, phase } = rollout;
@@ -100,6 +109,14 @@ export async function recordRollout(
   // Until the workload's controller has assigned a revision, there is no rollout to speak of.
   if (!uid || !revision) return [];
   const facts = readRolloutAnnotations(workload);
+  const where = { kind, name: workload.metadata?.name ?? "", namespace: workload.metadata?.namespace ?? "" };
+  const details: RolloutDetails = {
+    workload: { ...where, revision },
+    changes: rolloutChanges(workload, observed.previous, facts),
+    links: (observed.links ?? []).map((link) =>
+      renderLink(link, { ...where, revision, project: project.name }),
+    ),
+  };
 
   let handedOver: ClaimedDelivery[] = [];
   const recorded = await withTransaction(pool, async (client) => {
@@ -142,6 +159,10 @@ export async function recordRollout(
         workload: workloadOf(kind, workload),
         // Its place among the rollout's events, which its deliveries keep (docs/deliveries.md, "Order").
         rollout: { id: row.id, position: row.emitted_events.length + i },
+        rolloutDetails:
+          event === "deployment.failed" && observed.failure
+            ? { ...details, failure: observed.failure }
+            : details,
       })),
       observed.handOver?.handOverLease(),
     ));
