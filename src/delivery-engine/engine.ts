@@ -160,6 +160,7 @@ export function createDeliveryEngine(options: {
     role: "engine",
     timeouts,
     logger,
+    pipeline: true,
   });
   const worker = new DeliveryWorker({
     queue: databaseWorkerQueue({
