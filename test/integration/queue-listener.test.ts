@@ -30,8 +30,13 @@ afterAll(async () => {
   await database.drop();
 });
 
-/** The backends of this database whose last statement was a listener's LISTEN on `channel`. */
-const listenerBackends = `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1`;
+/**
+ * The backends of this database listening on `channel`: their last statement was a listener's LISTEN,
+ * and it finished. A LISTEN takes effect when it commits; one still running shows its text already,
+ * and a NOTIFY sent then is not delivered to it.
+ */
+const listenerBackends = `SELECT pid FROM pg_stat_activity
+                           WHERE datname = current_database() AND query = $1 AND state = 'idle'`;
 const listeners = async (channel: string) =>
   (await admin.query(listenerBackends, [`LISTEN ${channel}`])).rowCount;
 
