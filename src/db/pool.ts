@@ -26,11 +26,6 @@ export interface PoolConnection {
   timeouts?: DatabaseTimeouts | undefined;
   /** Where a role's connection failures are logged, once per episode. */
   logger?: Logger | undefined;
-  /**
-   * Its clients send a query without waiting for the answer to the one before (pg's pipeline mode),
-   * which transactionInOneRoundTrip needs.
-   */
-  pipeline?: boolean | undefined;
 }
 
 /**
@@ -52,7 +47,6 @@ export function createPool(
       ...connectionOptions(connectionString, connection.role, connection.timeouts),
       max,
       ...(options ? { options } : {}),
-      ...(connection.pipeline ? { pipeline: true } : {}),
     },
     new ConnectionEpisodes(connection.role, connection.logger),
   );
@@ -80,32 +74,4 @@ export async function withTransaction<T>(pool: Pool, fn: (client: pg.PoolClient)
     client.release(broken === undefined ? undefined : (broken as Error));
     throw error;
   }
-}
-
-/**
- * Runs `queries` in one transaction, in one round trip: BEGIN, each query and COMMIT written at once
- * on a pipelined client of `pool` (PoolConnection.pipeline), Postgres answering each in order. The
- * results are the queries', in order. When Postgres refuses one, those after it fail too (the
- * transaction is aborted) and the COMMIT rolls back: the first error is thrown, and nothing was written.
- */
-export async function transactionInOneRoundTrip(
-  pool: Pool,
-  queries: readonly pg.QueryConfig[],
-): Promise<pg.QueryResult[]> {
-  const client = await pool.connect();
-  if (!client.pipeline) {
-    client.release();
-    throw new Error("transactionInOneRoundTrip needs a pool created with pipeline: true");
-  }
-  const answers = await Promise.allSettled([
-    client.query("BEGIN"),
-    ...queries.map((query) => client.query(query)),
-    client.query("COMMIT"),
-  ]);
-  const failure = answers.find((answer) => answer.status === "rejected");
-  // Answered, even with an error, the connection is clean: a COMMIT after an error answers ROLLBACK.
-  // Without an answer it is in doubt and closed (isDatabaseUnreachable).
-  client.release(failure && isDatabaseUnreachable(failure.reason) ? (failure.reason as Error) : undefined);
-  if (failure) throw failure.reason;
-  return answers.slice(1, -1).map((answer) => (answer as PromiseFulfilledResult<pg.QueryResult>).value);
 }

@@ -1,3 +1,4 @@
+import { arrayLiteral } from "../db/array-literal.js";
 import { loadSqlStatement } from "../db/sql-statement.js";
 import type { DeliveryShape } from "./delivery-shape.js";
 import type { ClaimPlan } from "./receiver-limits.js";
@@ -46,10 +47,14 @@ export const claimStatement = loadSqlStatement<{
   held: number[];
   default_allowance: number;
   restricted_budget: number;
+  recording_ids: string;
 }>(new URL("./sql/claim.sql", import.meta.url));
 
-/** The claim's values: what the worker knows of each webhook, as parallel arrays. */
-export function claimValues(workerId: string, claim: ClaimRequest): unknown[] {
+/**
+ * The claim's values: what the worker knows of each webhook, as parallel arrays, and the rows whose
+ * outcomes it is recording meanwhile (left alone even when their lease ran out).
+ */
+export function claimValues(workerId: string, claim: ClaimRequest, recordingIds: number[] = []): unknown[] {
   const known = [...claim.plan.allowances];
   const held = claim.plan.held ?? new Map<number, number>();
   return claimStatement.values({
@@ -62,5 +67,6 @@ export function claimValues(workerId: string, claim: ClaimRequest): unknown[] {
     held: known.map(([id]) => held.get(id) ?? 0),
     default_allowance: claim.plan.defaultAllowance,
     restricted_budget: claim.plan.restrictedBudget,
+    recording_ids: arrayLiteral(recordingIds),
   });
 }

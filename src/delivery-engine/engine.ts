@@ -160,7 +160,6 @@ export function createDeliveryEngine(options: {
     role: "engine",
     timeouts,
     logger,
-    pipeline: true,
   });
   const worker = new DeliveryWorker({
     queue: databaseWorkerQueue({

@@ -1,5 +1,5 @@
 import { arrayLiteral } from "../db/array-literal.js";
-import { type Pool, type Queryable, transactionInOneRoundTrip } from "../db/pool.js";
+import type { Queryable } from "../db/pool.js";
 import { metrics } from "../metrics.js";
 import { type ClaimedDelivery, type ClaimRequest, claimStatement, claimValues } from "./claim.js";
 import { deliveriesChannel } from "./emit.js";
@@ -37,59 +37,63 @@ export const claimSessionSettings = {
 };
 
 /**
- * A worker's turn: records finished outcomes and what they set off (sql/record-outcomes.sql), then
- * claims up to `claim.limit` due deliveries (sql/claim.sql), each statement prepared once per
- * connection. With both to do they run in one transaction sent in one round trip (`pool` is pipelined:
- * PoolConnection.pipeline), so a turn commits once, and either both happen or neither does (the worker
- * keeps the outcomes of a failed turn for its next). The claim sees the outcomes just recorded: those
- * rows are finished, and a rollout's next event, held back by one of them, may go in this very claim.
- * The record waits for the webhook rows it locks (in id order); the claim, holding them, waits for no
- * row (SKIP LOCKED), only, rarely, for another turn's new pace row (sql/claim.sql, `new_buckets`),
- * whose turn waits for nothing more: turns cannot wait on each other in a circle.
- * Run it on connections with claimSessionSettings.
+ * A worker's turn: records finished outcomes and what they set off (sql/record-outcomes.sql) and claims
+ * up to `claim.limit` due deliveries (sql/claim.sql), each statement prepared once per connection. The
+ * two run side by side, each on a connection of `db` (a pool) and in a transaction of its own: a turn
+ * waits for one round trip, not two, and the claim never shares a transaction with the record's locks
+ * (the record waits for webhook rows in id order, the claim waits for nothing), so they cannot
+ * deadlock. The claim leaves the rows being recorded alone. Should the record fail once the claim
+ * succeeded, the claimed rows go back to the queue at once and the record's error is thrown (the worker
+ * keeps the outcomes for its next turn). Run it on connections with claimSessionSettings.
  */
 export async function recordAndClaim(
-  pool: Pool,
+  db: Queryable,
   workerId: string,
   outcomes: RecordedOutcome[],
   claim: ClaimRequest,
   policy: OutcomePolicy,
 ): Promise<ClaimedDelivery[]> {
-  const claiming = {
-    name: claimStatement.name,
-    text: claimStatement.text,
-    values: claimValues(workerId, claim),
-  };
-  if (outcomes.length === 0) {
-    if (claim.limit <= 0) return [];
-    return (await pool.query<ClaimedDelivery>(claiming)).rows;
-  }
-  const recording = { name: recordStatement.name, ...recordStatementOf(outcomes, policy) };
+  const recording = outcomes.length > 0 ? record(db, outcomes, policy, true) : Promise.resolve();
   if (claim.limit <= 0) {
-    followUps((await pool.query<FollowUps>(recording)).rows[0], policy);
+    await recording;
     return [];
   }
-  const [recorded, claimed] = await transactionInOneRoundTrip(pool, [recording, claiming]);
-  followUps(recorded?.rows[0] as FollowUps | undefined, policy);
-  return (claimed?.rows ?? []) as ClaimedDelivery[];
+  const claiming = db.query<ClaimedDelivery>({
+    name: claimStatement.name,
+    text: claimStatement.text,
+    values: claimValues(
+      workerId,
+      claim,
+      outcomes.map((o) => o.id),
+    ),
+  });
+  const [recorded, claimed] = await Promise.allSettled([recording, claiming]);
+  if (recorded.status === "rejected") {
+    if (claimed.status === "fulfilled" && claimed.value.rows.length > 0)
+      await releaseClaimsOf(
+        db,
+        workerId,
+        claimed.value.rows.map((row) => row.id),
+      ).catch(() => {});
+    throw recorded.reason;
+  }
+  if (claimed.status === "rejected") throw claimed.reason;
+  return claimed.value.rows;
 }
 
-interface FollowUps {
-  retries_scheduled: number;
-  disabled_ids: number[] | null;
-}
-
-function recordStatementOf(
+async function record(
+  db: Queryable,
   outcomes: RecordedOutcome[],
   policy: OutcomePolicy,
-): { text: string; values: unknown[] } {
-  return { text: recordStatement.text, values: recordValues(outcomes, policy.disabledChannel) };
-}
-
-/** What the record set off, told once it committed. */
-function followUps(done: FollowUps | undefined, policy: OutcomePolicy): void {
-  if (done?.retries_scheduled) metrics.retriesScheduled.inc(done.retries_scheduled);
-  if (done?.disabled_ids) policy.onDisabled(done.disabled_ids);
+  prepared: boolean,
+): Promise<void> {
+  const statement = { text: recordStatement.text, values: recordValues(outcomes, policy.disabledChannel) };
+  const { rows } = await db.query<{ retries_scheduled: number; disabled_ids: number[] | null }>(
+    prepared ? { name: recordStatement.name, ...statement } : statement,
+  );
+  const followUps = rows[0];
+  if (followUps?.retries_scheduled) metrics.retriesScheduled.inc(followUps.retries_scheduled);
+  if (followUps?.disabled_ids) policy.onDisabled(followUps.disabled_ids);
 }
 
 /** Writes outcomes outside a worker's turn (replays and test events), with what they set off. */
@@ -100,7 +104,7 @@ export async function recordOutcomes(
 ): Promise<void> {
   if (outcomes.length === 0) return;
   // Not prepared: these connections lack claimSessionSettings.
-  followUps((await db.query<FollowUps>(recordStatementOf(outcomes, policy))).rows[0], policy);
+  await record(db, outcomes, policy, false);
 }
 
 /**

@@ -19,7 +19,7 @@ import { type ListenerConnection, QueueListener } from "./queue-listener.js";
  * are unit-tested against a queue kept in memory (test/unit/delivery-worker.test.ts).
  */
 export interface WorkerQueue {
-  /** Records finished outcomes, then claims up to `claim.limit` due deliveries, in one transaction. */
+  /** Records finished outcomes and claims up to `claim.limit` due deliveries, in one statement. */
   recordAndClaim(outcomes: RecordedOutcome[], claim: ClaimRequest): Promise<ClaimedDelivery[]>;
   /** Queues automatic retries whose time came (at most `limit`); how many it queued. */
   queueDueRetries(limit: number): Promise<number>;
@@ -41,10 +41,7 @@ export interface WorkerQueue {
   listen(onNotify: () => void): { start(): Promise<void>; stop(): Promise<void> };
 }
 
-/**
- * The worker's queue in Postgres: `pool` pipelined and with claimSessionSettings (queue.ts), LISTEN
- * outside it.
- */
+/** The worker's queue in Postgres: `pool` with claimSessionSettings (queue.ts), LISTEN outside it. */
 export function databaseWorkerQueue(options: {
   pool: Pool;
   /** For the LISTEN connection, which lives outside the pool (its name and timeouts, engine.ts). */

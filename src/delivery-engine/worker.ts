@@ -378,8 +378,8 @@ export class DeliveryWorker {
       this.paceWake.claimed(claimed);
       this.startReady();
       // A rollout's next event, held back by the one just recorded (sql/claim.sql), is claimable now:
-      // the claim after the record saw it so, but a turn that claimed nothing did not look.
-      if (claimLimit === 0 && outcomes.some((o) => o.holdsLaterEvents)) this.wake();
+      // the claim that ran beside the record still saw that one unfinished.
+      if (outcomes.some((o) => o.holdsLaterEvents)) this.wake();
       if (claimLimit > 0) {
         // A short claim means the queue is drained, except for rows held back by a webhook's limit or
         // the restricted budget: those are claimed when one of the sends holding them finishes.

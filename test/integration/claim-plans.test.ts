@@ -14,7 +14,7 @@ import { onNewDatabase, resetToOneWebhook } from "../support/new-database.js";
 // 20k queued) on exactly such statistics.
 
 let pool: Pool;
-onNewDatabase((created) => (pool = created), 1, claimSessionSettings, { pipeline: true });
+onNewDatabase((created) => (pool = created), 1, claimSessionSettings);
 
 async function unfinishedIndexReads(): Promise<number> {
   await pool.query("SELECT pg_stat_force_next_flush()");

@@ -15,7 +15,7 @@ import { testSecretBox } from "../support/secret-keys.js";
 // the worker did not know yet (new, or any webhook after a restart) got nothing while they held it.
 
 let pool: Pool;
-onNewDatabase((created) => (pool = created), 1, claimSessionSettings, { pipeline: true });
+onNewDatabase((created) => (pool = created), 1, claimSessionSettings);
 
 let projectId: number;
 let first: number;

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "../../src/db/embedded.js";
 import { type Pool, withTransaction } from "../../src/db/pool.js";
+import { claimStatement, claimValues } from "../../src/delivery-engine/claim.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import { createLogger } from "../../src/logger.js";
@@ -24,9 +25,9 @@ import { waitUntil } from "../support/wait.js";
 
 describe("recording an outcome whose lease ran out", () => {
   let pool: Pool;
-  onNewDatabase((created) => (pool = created), 2, claimSessionSettings, { pipeline: true });
+  onNewDatabase((created) => (pool = created), 2, claimSessionSettings);
 
-  it("writes the outcome, and the claim after it does not take the row again", async () => {
+  it("writes the outcome, and the claim beside it does not take the row again", async () => {
     const project = await insertProject(pool, { name: "P", slug: "p", repoUrl: null });
     const webhook = await insertWebhook(pool, testSecretBox(), {
       projectId: project.id,
@@ -77,132 +78,87 @@ describe("recording an outcome whose lease ran out", () => {
   });
 });
 
-const anyClaim = (leaseMs: number) => ({
-  limit: 10,
-  leaseMs,
-  plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
-});
-
-const succeeded = {
-  success: true,
-  statusCode: 200,
-  responseBody: "ok",
-  errorMessage: null,
-  failure: null,
-  durationMs: 5,
-  requestTimestamp: null,
-  signature: null,
-};
-
-/** A project with one webhook subscribed to deployment.created, and `events` emitted for it. */
-async function oneWebhookWith(
-  pool: Pool,
-  slug: string,
-  events: { rollout?: { id: number; position: number } }[],
-): Promise<void> {
-  const project = await insertProject(pool, { name: slug, slug, repoUrl: null });
-  await insertWebhook(pool, testSecretBox(), {
-    projectId: project.id,
-    url: "https://x.example",
-    events: ["deployment.created"],
-    enabled: true,
-    secret: null,
-  });
-  await withTransaction(pool, (client) =>
-    emitEvents(
-      client,
-      events.map((event) => ({
-        eventType: "deployment.created" as const,
-        projectId: project.id,
-        payload: {},
-        ...event,
-      })),
-    ),
-  );
-}
-
-describe("a turn: the record, then the claim, in one transaction", () => {
+describe("the claim beside a record", () => {
   let pool: Pool;
-  onNewDatabase((created) => (pool = created), 1, claimSessionSettings, { pipeline: true });
+  onNewDatabase((created) => (pool = created), 1, claimSessionSettings);
 
-  it("commits the outcome and the claim together, and the claim sees the outcome", async () => {
-    // A rollout's second event may go only once its first has finished (sql/claim.sql).
-    await oneWebhookWith(pool, "rollout", [
-      { rollout: { id: 7, position: 0 } },
-      { rollout: { id: 7, position: 1 } },
-    ]);
-    const [first, ...others] = await recordAndClaim(
-      pool,
-      "worker-a",
-      [],
-      anyClaim(60_000),
-      autoDisablePolicy,
+  // The record and the claim of a turn run side by side (queue.ts): which one locks a row first is a
+  // race, so the claim is given the rows being recorded and must pass over them.
+  it("passes over a row being recorded whose lease ran out, and takes it when it is not", async () => {
+    const project = await insertProject(pool, { name: "Q", slug: "q", repoUrl: null });
+    await insertWebhook(pool, testSecretBox(), {
+      projectId: project.id,
+      url: "https://x.example",
+      events: ["deployment.created"],
+      enabled: true,
+      secret: null,
+    });
+    await withTransaction(pool, (client) =>
+      emitEvents(client, [{ eventType: "deployment.created", projectId: project.id, payload: {} }]),
     );
-    expect(others).toEqual([]);
-    const [second] = await recordAndClaim(
-      pool,
-      "worker-a",
-      [{ id: first?.id ?? 0, outcome: succeeded, deliveredAtMs: Date.now(), holdsLaterEvents: true }],
-      anyClaim(60_000),
-      autoDisablePolicy,
+    const claim = {
+      limit: 10,
+      leaseMs: 1,
+      plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
+    };
+    const [claimed] = await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy);
+    const id = claimed?.id as number;
+    await pool.query(
+      "UPDATE deliveries SET locked_until = clock_timestamp() - interval '1 s' WHERE id = $1",
+      [id],
     );
-    // Claimed in the turn that recorded the first: a claim beside the record would still see it unfinished.
-    expect(second?.id).toBeGreaterThan(first?.id ?? 0);
-    // Both rows were last written by one transaction (xmin: the transaction that wrote a row version).
-    const { rows } = await pool.query<{ writers: number }>(
-      "SELECT count(DISTINCT xmin::text)::int AS writers FROM deliveries WHERE id = ANY ($1::bigint[])",
-      [[first?.id, second?.id]],
-    );
-    expect(rows[0]?.writers).toBe(1);
+    const claimBeside = async (recording: number[]) =>
+      (
+        await pool.query<{ id: number }>({
+          name: claimStatement.name,
+          text: claimStatement.text,
+          values: claimValues("worker-b", claim, recording),
+        })
+      ).rows.map((row) => row.id);
+    expect(await claimBeside([id])).toEqual([]);
+    expect(await claimBeside([])).toEqual([id]);
   });
 });
 
-describe("a turn that fails", () => {
+describe("a record that fails beside a claim", () => {
   let pool: Pool;
-  onNewDatabase((created) => (pool = created), 2, claimSessionSettings, { pipeline: true });
+  onNewDatabase((created) => (pool = created), 2, claimSessionSettings);
 
-  it("throws the record's error, and claims nothing", async () => {
-    await oneWebhookWith(pool, "r", [{}]);
-    // A response body Postgres refuses (a NUL character in text): the record fails.
+  it("throws its error and hands what the claim took back to the queue", async () => {
+    const project = await insertProject(pool, { name: "R", slug: "r", repoUrl: null });
+    await insertWebhook(pool, testSecretBox(), {
+      projectId: project.id,
+      url: "https://x.example",
+      events: ["deployment.created"],
+      enabled: true,
+      secret: null,
+    });
+    await withTransaction(pool, (client) =>
+      emitEvents(client, [{ eventType: "deployment.created", projectId: project.id, payload: {} }]),
+    );
+    const claim = {
+      limit: 10,
+      leaseMs: 60_000,
+      plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
+    };
+    // A response body Postgres refuses (a NUL character in text): the record fails, the claim does not.
     const refused = {
       id: 999_999,
       outcome: {
-        ...succeeded,
         success: false,
         statusCode: 500,
         responseBody: "\u0000",
+        errorMessage: null,
         failure: "http" as const,
+        durationMs: 1,
+        requestTimestamp: 1,
+        signature: null,
       },
       deliveredAtMs: Date.now(),
     };
-    await expect(
-      recordAndClaim(pool, "worker-a", [refused], anyClaim(60_000), autoDisablePolicy),
-    ).rejects.toThrow(/0x00/);
+    await expect(recordAndClaim(pool, "worker-a", [refused], claim, autoDisablePolicy)).rejects.toThrow();
     const { rows } = await pool.query("SELECT state, locked_by FROM deliveries");
     expect(rows).toEqual([{ state: "queued", locked_by: null }]);
-  });
-
-  it("throws the claim's error, and records nothing", async () => {
-    await pool.query("TRUNCATE projects, webhooks, events, deliveries RESTART IDENTITY CASCADE");
-    await oneWebhookWith(pool, "c", [{}]);
-    const [claimed] = await recordAndClaim(pool, "worker-a", [], anyClaim(60_000), autoDisablePolicy);
-    // A budget past int's range: Postgres refuses the claim (:restricted_budget::int), after the record ran.
-    const refusedClaim = {
-      ...anyClaim(60_000),
-      plan: { ...anyClaim(60_000).plan, restrictedBudget: 2 ** 40 },
-    };
-    await expect(
-      recordAndClaim(
-        pool,
-        "worker-a",
-        [{ id: claimed?.id ?? 0, outcome: succeeded, deliveredAtMs: Date.now() }],
-        refusedClaim,
-        autoDisablePolicy,
-      ),
-    ).rejects.toThrow(/out of range/);
-    // The outcome went with the claim: the worker keeps it for its next turn (worker.ts, failed).
-    const { rows } = await pool.query("SELECT state, locked_by FROM deliveries");
-    expect(rows).toEqual([{ state: "in_flight", locked_by: "worker-a" }]);
   });
 });
 

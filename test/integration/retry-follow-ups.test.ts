@@ -42,7 +42,7 @@ const plans: [string, number, (webhookId: number) => ClaimPlan][] = [
 describe.each(plans)("with the %s claim", (name, limit, planFor) => {
   // A database of its own: the other claim must not take this one's rows.
   let pool: Pool;
-  onNewDatabase((created) => (pool = created), 2, claimSessionSettings, { pipeline: true });
+  onNewDatabase((created) => (pool = created), 2, claimSessionSettings);
 
   it("records the failure, schedules the retry, counts toward auto-disable and still claims", async () => {
     const project = await insertProject(pool, { name, slug: name, repoUrl: null });
@@ -105,7 +105,7 @@ describe.each(plans)("with the %s claim", (name, limit, planFor) => {
 
 describe("with nothing to claim (outcomes recorded on their own)", () => {
   let pool: Pool;
-  onNewDatabase((created) => (pool = created), 2, claimSessionSettings, { pipeline: true });
+  onNewDatabase((created) => (pool = created), 2, claimSessionSettings);
 
   it("records, schedules the retry and counts the failure, and leaves queued rows queued", async () => {
     const project = await insertProject(pool, { name: "Alone", slug: "alone", repoUrl: null });

@@ -10,20 +10,18 @@ import { testSecretBox } from "./secret-keys.js";
 
 /**
  * A database of its own for the tests of this file (or describe block), with a pool of `size`
- * connections (session `settings`, pipelined with `pipeline` as the engine's worker pool is) handed to
- * `use` before they run; both go after them.
+ * connections (and session `settings`) handed to `use` before they run; both go after them.
  */
 export function onNewDatabase(
   use: (pool: Pool) => void,
   size = 2,
   settings: Record<string, string> = {},
-  { pipeline = false }: { pipeline?: boolean } = {},
 ): void {
   let database: TestDatabase | undefined;
   let pool: Pool | undefined;
   beforeAll(async () => {
     database = await createTestDatabase();
-    pool = createPool(database.url, size, settings, { role: "api", pipeline });
+    pool = createPool(database.url, size, settings);
     use(pool);
   });
   afterAll(async () => {

@@ -2,8 +2,9 @@
 -- shared evenly across the webhooks that have due rows, as fair queues do, those holding the fewest
 -- rows in this worker first. A webhook never seen, one seen before a restart and one whose backlog is
 -- younger than everyone else's get a turn in the same claim as the oldest backlog.
--- Due rows are the queued ones and in-flight ones whose lease expired (their worker died). A worker
--- records its finished outcomes first, in the claim's transaction (queue.ts): those rows are done here.
+-- Due rows are the queued ones and in-flight ones whose lease expired (their worker died), but for
+-- :recording_ids, the rows whose outcomes this worker is recording at this moment (queue.ts runs the
+-- record beside the claim): one whose lease ran out is finished, not due.
 --
 -- What this worker knows of the receivers (receiver-limits.ts) comes in as parallel arrays:
 -- :known_ids, :allowances (how many more rows each may be given), :restricted (its receiver is slow:
@@ -82,7 +83,7 @@ WITH RECURSIVE unfinished_webhooks (webhook_id) AS (
      SELECT l.id, row_number() OVER (ORDER BY l.id) AS nth FROM (
        SELECT d.id FROM deliveries d
         WHERE d.webhook_id = s.webhook_id AND d.delivered_at IS NULL
-          AND (d.state = 'queued' OR d.locked_until < clock_timestamp())
+          AND (d.state = 'queued' OR (d.locked_until < clock_timestamp() AND d.id <> ALL (:recording_ids::bigint[])))
           AND NOT (d.rollout_id IS NOT NULL AND (
                 EXISTS (SELECT 1 FROM deliveries o
                          WHERE o.webhook_id = d.webhook_id AND o.rollout_id = d.rollout_id
