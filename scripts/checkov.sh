@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # checkov (PyPI, pinned, in a venv under .cache/) on what users apply: the chart rendered with its
-# default values and with ci/production-values.yaml, and manifests/install.yaml. Offline:
+# default values, with ci/production-values.yaml and with aggregatedApi.enabled (and networkPolicy.enabled),
+# and manifests/install.yaml. Offline:
 # --skip-download (no platform API, no policy downloads). Every check that fails is fixed, or skipped
 # below with its reason, also listed in docs/kubernetes.md ("What checkov reports").
 # Usage: bash scripts/checkov.sh   (.ci/run calls it). Exit status: checkov's, non-zero on any finding.
@@ -42,6 +43,8 @@ policy_off=(CKV2_K8S_6)
 "$helm" template webhook-operator charts/webhook-operator --namespace webhook-operator >"$work/default.yaml"
 "$helm" template webhook-operator charts/webhook-operator --namespace webhook-operator \
   --values charts/webhook-operator/ci/production-values.yaml >"$work/production.yaml"
+"$helm" template webhook-operator charts/webhook-operator --namespace webhook-operator \
+  --set aggregatedApi.enabled=true --set networkPolicy.enabled=true >"$work/aggregated-api.yaml"
 cp manifests/install.yaml "$work/install.yaml"
 
 checkov() {
@@ -56,5 +59,8 @@ echo "checkov $version: the default rendering and manifests/install.yaml"
 checkov "${skips[@]}" "${policy_off[@]}" || status=$?
 files=(-f production.yaml)
 echo "checkov $version: the rendering with ci/production-values.yaml"
+checkov "${skips[@]}" || status=$?
+files=(-f aggregated-api.yaml)
+echo "checkov $version: the rendering with aggregatedApi.enabled (and networkPolicy.enabled)"
 checkov "${skips[@]}" || status=$?
 exit "$status"

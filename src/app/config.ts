@@ -452,7 +452,9 @@ export const configSchema = z.object({
     ),
   WEBHOOK_STATUS_RESYNC_INTERVAL_MS: wholeNumber(1_000)
     .default(60_000)
-    .describe("How often every Webhook resource's status (its last delivery) is refreshed."),
+    .describe(
+      "How often every Webhook resource's status (its last delivery and delivery health: counts, last success and failure, the Healthy condition) is refreshed; it is written only when it changed.",
+    ),
   KUBERNETES_TOKEN_AUTH: booleanFromEnv
     .default(true)
     .describe(

@@ -38,13 +38,18 @@ describe.skipIf(!helm.path)(needing("manifests", helm), { timeout: 60_000 }, () 
               "all toggles",
               { set: { "serviceMonitor.enabled": "true", "grafanaDashboard.enabled": "true" } },
             ],
+            ["aggregated API", { set: { "aggregatedApi.enabled": "true", "networkPolicy.enabled": "true" } }],
+            [
+              "aggregated API from cert-manager",
+              { set: { "aggregatedApi.enabled": "true", "aggregatedApi.certManager.enabled": "true" } },
+            ],
           ].map(([label, options]) => {
             const result = templateChart(helm.path as string, {
               ...(options as { values?: string[] }),
               extraArgs: ["--kube-version", version],
             });
             expect(result.status, result.stderr).toBe(0);
-            const file = path.join(workDir, `${label}.yaml`);
+            const file = path.join(workDir, `${String(label).replaceAll(" ", "-")}.yaml`);
             writeFileSync(file, result.stdout);
             return file;
           });

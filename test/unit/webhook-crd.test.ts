@@ -25,6 +25,10 @@ describe("Webhook CRD", () => {
       "Enabled",
       "Ready",
       "Reason",
+      "Healthy",
+      "Health",
+      "OK 1h",
+      "Failed 1h",
       "Last Delivery",
       "Age",
     ]);

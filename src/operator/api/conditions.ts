@@ -12,10 +12,10 @@ export function setCondition(
   const existing = conditions?.find((condition) => condition.type === next.type);
   const lastTransitionTime =
     existing && existing.status === next.status ? existing.lastTransitionTime : now.toISOString();
-  return [
-    ...(conditions ?? []).filter((condition) => condition.type !== next.type),
-    { ...next, lastTransitionTime },
-  ];
+  const updated = { ...next, lastTransitionTime };
+  // In its place, as apimachinery does: a list that keeps its order is a status that compares equal.
+  if (!existing) return [...(conditions ?? []), updated];
+  return (conditions ?? []).map((condition) => (condition === existing ? updated : condition));
 }
 
 export function findCondition(conditions: Condition[] | undefined, type: string): Condition | undefined {

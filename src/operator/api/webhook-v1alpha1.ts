@@ -8,6 +8,7 @@ import {
 import { templateLimits } from "../../formats/template-limits.js";
 import { type DeliveryFormat, deliveryFormats } from "../../formats/types.js";
 import { fragmentMessage, httpUrlMessage, httpUrlPattern } from "../../http/schemas.js";
+import { type DeliveryHealthStatus, deliveryHealthColumns, deliveryHealthSchema } from "./delivery-health.js";
 import { filtersSchema, type WebhookSpecFilters } from "./filters-schema.js";
 import { celRules, headerListRules, headerRules, specRules } from "./spec-rules.js";
 
@@ -66,13 +67,13 @@ export interface Condition {
   message: string;
 }
 
-export interface WebhookStatus {
+export interface WebhookStatus extends DeliveryHealthStatus {
   observedGeneration?: number;
   conditions?: Condition[];
   webhookId?: number;
   projectId?: number;
   hasSecret?: boolean;
-  lastDelivery?: { at: string; success: boolean; statusCode: number; eventType: string };
+  lastDelivery?: { at: string; success: boolean; statusCode: number; eventType: string } | null;
 }
 
 export interface WebhookResource {
@@ -272,6 +273,7 @@ export const statusSchema = {
         eventType: { type: "string" },
       },
     },
+    ...deliveryHealthSchema,
   },
 } as const;
 
@@ -297,6 +299,7 @@ export function customResourceDefinition() {
             { name: "Enabled", type: "boolean", jsonPath: ".spec.enabled" },
             { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
             { name: "Reason", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+            ...deliveryHealthColumns,
             { name: "Last Delivery", type: "date", jsonPath: ".status.lastDelivery.at" },
             { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
           ],

@@ -1,6 +1,5 @@
 import type { KubernetesListObject, KubernetesObject, V1Secret } from "@kubernetes/client-node";
 import type { Pool } from "../../db/pool.js";
-import { findLastDelivery } from "../../deliveries/store.js";
 import type { DestinationPolicy } from "../../delivery-engine/destination-policy.js";
 import { signingKeyFromSecretValue } from "../../formats/signing-key.js";
 import { checkTemplate } from "../../formats/template.js";
@@ -35,6 +34,7 @@ import { measuredReconcile } from "./reconcile-metrics.js";
 import { optedInSecrets, requireOptIn, type SecretsWithoutLabel } from "./secret-opt-in.js";
 import { type SecretGetter, secretBytes } from "./secret-values.js";
 import { fieldSecretNames, webhookFieldsFromSpec } from "./webhook-fields.js";
+import { withDeliveryHealth } from "./webhook-health.js";
 import { publishStatus } from "./webhook-status.js";
 
 export interface WebhookControllerDeps {
@@ -140,20 +140,13 @@ export async function reconcileWebhook(deps: WebhookControllerDeps, key: string)
         },
       });
       await syncRateLimit(deps.pool, webhook, spec.rateLimit);
-      const last = await findLastDelivery(deps.pool, webhook.id);
-      Object.assign(status, {
+      Object.assign(status, await withDeliveryHealth(deps.pool, webhook.id, resource, status, new Date()), {
         webhookId: webhook.id,
         projectId: project.id,
         hasSecret: secret !== null,
-        lastDelivery: last && {
-          at: last.delivered_at.toISOString(),
-          success: last.success,
-          statusCode: last.status_code,
-          eventType: last.event_type,
-        },
       });
       status.conditions = setCondition(
-        resource.status?.conditions,
+        status.conditions,
         webhook.disabled_reason !== null
           ? {
               type: "Ready",
