@@ -60,9 +60,9 @@ export class DeliveryWatchCursor {
 
   private advance(now: number): void {
     this.marks.push({ at: now, id: this.highest });
-    while ((this.marks[0]?.at ?? now) <= now - lateCommitMs) {
-      const mark = this.marks.shift();
-      if (mark) this.rescanFrom = Math.max(this.rescanFrom, mark.id);
+    for (let mark = this.marks[0]; mark && mark.at <= now - lateCommitMs; mark = this.marks[0]) {
+      this.rescanFrom = Math.max(this.rescanFrom, mark.id);
+      this.marks.shift();
     }
     for (const id of this.seen) if (id <= this.rescanFrom) this.seen.delete(id);
   }

@@ -80,7 +80,11 @@ export function statusOfApiError(error: ApiError): KubeStatusError {
   return new KubeStatusError(reasonsByCode[error.status] ?? "InternalError", error.message);
 }
 
-/** What a refused request answers, as kube-apiserver words it (`kubectl` shows the message). */
+/**
+ * What a refused request answers, as kube-apiserver words it (`kubectl` shows the message), and saying
+ * who refused: the API server's RBAC refuses first, so a refusal of ours means its answer changed in
+ * between, or a request reached us by another way.
+ */
 export function forbidden(
   user: string,
   verb: string,
@@ -93,7 +97,7 @@ export function forbidden(
   const scope = namespace ? `in the namespace "${namespace}"` : "at the cluster scope";
   return new KubeStatusError(
     "Forbidden",
-    `${what} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${group}" ${scope}`,
+    `${what} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${group}" ${scope} (refused by webhook-operator's aggregated API)`,
     { ...(name ? { name } : {}), group, kind: resource },
   );
 }

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Cluster } from "./cluster.js";
+import { repoRoot } from "./tools.js";
 import { waitUntil } from "./wait.js";
 
 const run = promisify(execFile);
@@ -99,4 +100,20 @@ export async function registerAggregatedApi(
     },
     { timeoutMs: 60_000, intervalMs: 250 },
   );
+}
+
+/** Removes what registerAggregatedApi made cluster-wide (its Service goes with its namespace). */
+export async function unregisterAggregatedApi(cluster: Cluster): Promise<void> {
+  await cluster.kubectl([
+    "delete",
+    "apiservice",
+    "v1alpha1.deliveries.webhook-operator.io",
+    "--ignore-not-found",
+  ]);
+}
+
+/** The kubectl the cluster suite uses (scripts/fetch-k8s-tool.sh), for a test that runs it as a process. */
+export async function kubectlBinary(): Promise<string> {
+  const { stdout } = await run("bash", [path.join(repoRoot, "scripts/fetch-k8s-tool.sh"), "kubectl"]);
+  return stdout.trim().split("\n").at(-1) ?? "kubectl";
 }
