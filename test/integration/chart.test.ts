@@ -145,8 +145,12 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       const env = environmentOf(container);
       // HOST keeps its default (all interfaces); the embedded Postgres settings do not apply (the chart
       // always sets the database); the secrets come as files (DATABASE_URL_FILE, API_KEY_FILE,
-      // SECRET_ENCRYPTION_KEYS_FILE, METRICS_TOKEN_FILE), never in the environment.
+      // SECRET_ENCRYPTION_KEYS_FILE, METRICS_TOKEN_FILE), never in the environment. The aggregated API's
+      // settings are the chart's only with aggregatedApi.enabled (off by default: port 0).
       const notSet = [
+        "AGGREGATED_API_PORT",
+        "AGGREGATED_API_CERT_FILE",
+        "AGGREGATED_API_KEY_FILE",
         "HOST",
         "DATA_DIR",
         "EMBEDDED_POSTGRES_PORT",
