@@ -178,6 +178,37 @@ describe("kubectl get deliveries", () => {
   });
 });
 
+describe("kubectl get rollouts", () => {
+  it("lists the rollout with its phase and the events it emitted, and selects by workload", async () => {
+    const table = await kubectl(["-n", shop, "get", "rollouts", "-l", "workload=web"]);
+    const [row = ""] = rowsOf(table);
+    expect(row.split(/\s+/).slice(1, 6)).toEqual([
+      "web",
+      "1",
+      "production",
+      "succeeded",
+      "created,ready,succeeded",
+    ]);
+    const [name = ""] = row.split(/\s+/);
+    const rollout = JSON.parse(await kubectl(["-n", shop, "get", "rollout", name, "-o", "json"]));
+    expect(rollout).toMatchObject({
+      kind: "Rollout",
+      metadata: {
+        name,
+        namespace: shop,
+        labels: { workload: "web", kind: "Deployment", phase: "succeeded" },
+      },
+      spec: { workload: { kind: "Deployment", name: "web" }, revision: "1" },
+      status: {
+        phase: "succeeded",
+        events: ["deployment.created", "deployment.ready", "deployment.succeeded"],
+      },
+    });
+    // The rollout's attempts are selected by its name.
+    expect(await deliveryNames(shop, "-l", `rollout=${name}`)).toHaveLength(3);
+  });
+});
+
 describe("paging and replays", () => {
   it("--chunk-size pages through a few thousand attempts by continue tokens, each once", async () => {
     const before = await deliveryNames(shop);
