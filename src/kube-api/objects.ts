@@ -55,5 +55,3 @@ export function deliveryObject(row: DeliveryAttemptRow) {
     },
   };
 }
-
-export type KubeObject = ReturnType<typeof deliveryObject> | { kind: string; metadata: object };
