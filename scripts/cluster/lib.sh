@@ -66,12 +66,13 @@ end_component() { # name
   rm -f "$pidfile"
 }
 
-# A certificate signed by the cluster CA, made once: name subject extensions.
+# A certificate signed by the cluster CA (or the CA named), made once: name subject extensions [ca].
 sign() {
   [[ -f "$dir/pki/$1.crt" ]] && return
+  local ca="${4:-ca}"
   local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
   openssl req -new "${ec[@]}" -keyout "$dir/pki/$1.key" -out "$dir/pki/$1.csr" -subj "$2" 2>/dev/null
-  openssl x509 -req -in "$dir/pki/$1.csr" -CA "$dir/pki/ca.crt" -CAkey "$dir/pki/ca.key" -CAcreateserial \
+  openssl x509 -req -in "$dir/pki/$1.csr" -CA "$dir/pki/$ca.crt" -CAkey "$dir/pki/$ca.key" -CAcreateserial \
     -out "$dir/pki/$1.crt" -days 3650 -extfile <(printf '%s\n' "$3") 2>/dev/null
 }
 

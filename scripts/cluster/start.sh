@@ -8,7 +8,11 @@
 #
 # Everything listens on 127.0.0.1 at ports chosen free on first start (saved in DIR/ports.env), but
 # the apiserver listens on every address: pods of a real node (scripts/cluster/node.sh) reach it
-# through the `kubernetes` Service, whose endpoint is the machine's own address. RBAC
+# through the `kubernetes` Service, whose endpoint is the machine's own address. The aggregation layer
+# is configured as kubeadm does (--requestheader-*, --proxy-client-*, a front-proxy CA of its own),
+# with --enable-aggregator-routing: no kube-proxy runs on this machine, so the API server reaches an
+# APIService's backend (an operator on the host) at its Service's endpoint address, not its cluster IP.
+# RBAC
 # is on (--authorization-mode=Node,RBAC), ServiceAccount tokens are real, and the controller-manager
 # runs every default controller. Binaries come from scripts/cluster/build.sh (or $CLUSTER_BIN).
 # scripts/cluster/stop.sh DIR stops what this started, and nothing else.
@@ -51,6 +55,15 @@ subjectAltName=IP:127.0.0.1,IP:$advertise,IP:10.96.0.1,DNS:localhost,DNS:kuberne
   sign scheduler "/CN=system:kube-scheduler" "extendedKeyUsage=clientAuth"
   # The apiserver's identity towards kubelets (logs, exec, port-forward of pods on the real node).
   sign apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "extendedKeyUsage=clientAuth"
+  # The aggregation layer, as kubeadm sets it up: the API server proxies requests for an APIService
+  # (the operator's deliveries.webhook-operator.io) with this client certificate, naming the caller in
+  # X-Remote-* headers. Its CA is a CA of its own, so no other client certificate of the cluster can
+  # pass for the front proxy and claim to be anyone.
+  if [[ ! -f "$pki/front-proxy-ca.crt" ]]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$pki/front-proxy-ca.key" \
+      -out "$pki/front-proxy-ca.crt" -days 3650 -subj "/CN=webhook-operator-test-front-proxy-ca" 2>/dev/null
+  fi
+  sign front-proxy-client "/CN=front-proxy-client" "extendedKeyUsage=clientAuth" front-proxy-ca
 }
 
 admin_curl() { curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:$APISERVER_PORT$1"; }
@@ -72,6 +85,13 @@ rules:
         resources: [leases]
       - group: webhook-operator.io
         resources: [webhooks, webhooks/status]
+  # Replays through the operator's aggregated API: who asked, in which namespace, and the answer's code.
+  # The API server proxies an aggregated API's bodies unread, so no level records which delivery.
+  - level: Metadata
+    verbs: [create]
+    resources:
+      - group: deliveries.webhook-operator.io
+        resources: [deliveryreplays]
   - level: None
 YAML
 kubeconfig kubeconfig admin
@@ -97,6 +117,11 @@ for component in "${components[@]}"; do
         --authorization-mode Node,RBAC --service-cluster-ip-range 10.96.0.0/16 --allow-privileged=true \
         --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
         --kubelet-preferred-address-types InternalIP,Hostname \
+        --requestheader-client-ca-file "$pki/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+        --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+        --requestheader-extra-headers-prefix X-Remote-Extra- \
+        --proxy-client-cert-file "$pki/front-proxy-client.crt" --proxy-client-key-file "$pki/front-proxy-client.key" \
+        --enable-aggregator-routing=true \
         --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/logs/audit.log" \
         --audit-log-maxsize 50 --audit-log-maxbackup 1 \
         --profiling=false --cert-dir "$pki/apiserver-generated" --v 1

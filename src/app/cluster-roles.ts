@@ -2,6 +2,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { createPool, type Pool } from "../db/pool.js";
 import { destinationPolicyOf } from "../delivery-engine/destination-policy.js";
 import type { DeliveryEngine } from "../delivery-engine/engine.js";
+import type { RunningAggregatedApi } from "../kube-api/start.js";
 import type { KubernetesTokenReviewer } from "../kube-auth/reviewer.js";
 import type { Logger } from "../logger.js";
 import { loadKubeConfig, operatorNamespace } from "../operator/kube-config.js";
@@ -18,13 +19,15 @@ export interface ClusterRoles {
   leaderPool: Pool | undefined;
   operator: RunningOperator | undefined;
   tokenReviewer: KubernetesTokenReviewer | undefined;
+  /** `kubectl get deliveries`: only with a cluster and AGGREGATED_API_PORT. */
+  aggregatedApi: RunningAggregatedApi | undefined;
 }
 
 export async function startClusterRoles(
   config: Config,
   /** service.ts's ServiceOptions: a cluster given (or undefined: none), else loaded from the settings. */
   options: { kubeConfig?: KubeConfig | undefined },
-  service: { databaseUrl: string; engine: DeliveryEngine; box: SecretBox },
+  service: { databaseUrl: string; engine: DeliveryEngine; box: SecretBox; pool: Pool },
   logger: Logger,
 ): Promise<ClusterRoles> {
   const { databaseUrl, engine, box } = service;
@@ -84,5 +87,22 @@ export async function startClusterRoles(
       "Kubernetes token authentication off: /api accepts API keys only",
     );
   }
-  return { leaderPool, operator, tokenReviewer };
+  const { port, certFile, keyFile } = config.aggregatedApi;
+  const aggregatedApi =
+    kubeConfig && port !== 0 && certFile && keyFile
+      ? await (await import("../kube-api/start.js")).startAggregatedApi(
+          { kubeConfig, pool: service.pool, engine, logger },
+          {
+            host: config.http.host,
+            port,
+            certFile,
+            keyFile,
+            reviewCache: { ttlMs: config.tokenAuth.cacheTtlMs, size: config.tokenAuth.cacheSize },
+          },
+        )
+      : undefined;
+  if (port !== 0 && !kubeConfig) {
+    logger.info("aggregated API off: no Kubernetes cluster (AGGREGATED_API_PORT is ignored)");
+  }
+  return { leaderPool, operator, tokenReviewer, aggregatedApi };
 }

@@ -474,6 +474,25 @@ export const configSchema = z.object({
   KUBERNETES_TOKEN_CACHE_SIZE: wholeNumber(1, 1_000_000)
     .default(10_000)
     .describe("Reviews kept at most; the least recently used go first."),
+  // The aggregated API (docs/kubernetes.md, "Deliveries in kubectl"): deliveries and rollouts served to
+  // the API server's aggregation layer, which authenticates to it with its front-proxy certificate.
+  AGGREGATED_API_PORT: wholeNumber(0, 65_535)
+    .default(0)
+    .describe(
+      "HTTPS port of the aggregated API (`deliveries.webhook-operator.io`: `kubectl get deliveries`, `rollouts`, `create deliveryreplay`); `0`: off. Served only with a cluster; it needs `AGGREGATED_API_CERT_FILE` and `AGGREGATED_API_KEY_FILE`. The chart sets `8443` when `aggregatedApi.enabled`.",
+    ),
+  AGGREGATED_API_CERT_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The aggregated API's serving certificate (PEM; a chain may follow it), the one the APIService's `caBundle` vouches for.",
+    ),
+  AGGREGATED_API_KEY_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The private key of `AGGREGATED_API_CERT_FILE` (PEM)."),
   // /metrics: who may read it, and how often it is rendered (docs/operating.md, "Who can read /metrics").
   METRICS_TOKEN: z
     .string()
@@ -531,6 +550,8 @@ export interface Config {
     OperatorConfig,
     "leaseNamespace"
   >;
+  /** The aggregated API (kube-api/); port 0: off. Served only when a cluster is configured. */
+  aggregatedApi: { port: number; certFile: string | undefined; keyFile: string | undefined };
   /** Kubernetes tokens on /api; `enabled` matters only when a cluster is configured. */
   tokenAuth: { enabled: boolean } & TokenAuthSettings;
   /** False for `workers`: this replica serves the API only and sends just replays and test events. */
@@ -587,6 +608,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.DELIVERY_ALLOWED_DESTINATIONS_ONLY && (e.DELIVERY_ALLOWED_DESTINATIONS?.entries.length ?? 0) === 0) {
     throw new ConfigError(
       "Invalid configuration:\n  DELIVERY_ALLOWED_DESTINATIONS_ONLY: true lets deliveries reach only what DELIVERY_ALLOWED_DESTINATIONS names, and it names nothing. Set DELIVERY_ALLOWED_DESTINATIONS (networks and host names, comma-separated) or turn DELIVERY_ALLOWED_DESTINATIONS_ONLY off.",
+    );
+  }
+  if (e.AGGREGATED_API_PORT !== 0 && (!e.AGGREGATED_API_CERT_FILE || !e.AGGREGATED_API_KEY_FILE)) {
+    throw new ConfigError(
+      `Invalid configuration:\n  AGGREGATED_API_PORT: ${e.AGGREGATED_API_PORT} serves the aggregated API over HTTPS, which needs a serving certificate: set AGGREGATED_API_CERT_FILE and AGGREGATED_API_KEY_FILE (PEM), or AGGREGATED_API_PORT=0 to turn it off.`,
     );
   }
   if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
@@ -651,6 +677,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       workloadKinds: e.WATCH_WORKLOAD_KINDS,
       secretsWithoutLabel: e.WEBHOOK_SECRETS_WITHOUT_LABEL,
       rolloutLinks: e.ROLLOUT_LINKS,
+    },
+    aggregatedApi: {
+      port: e.AGGREGATED_API_PORT,
+      certFile: e.AGGREGATED_API_CERT_FILE,
+      keyFile: e.AGGREGATED_API_KEY_FILE,
     },
     tokenAuth: {
       enabled: e.KUBERNETES_TOKEN_AUTH,

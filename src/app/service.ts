@@ -77,10 +77,10 @@ export async function startService(
       ? "retention off: delivery records and events are kept forever (RETENTION_DAYS=0)"
       : "delivery records and events older than RETENTION_DAYS are removed",
   );
-  const { leaderPool, operator, tokenReviewer } = await startClusterRoles(
+  const { leaderPool, operator, tokenReviewer, aggregatedApi } = await startClusterRoles(
     config,
     options,
-    { databaseUrl, engine, box },
+    { databaseUrl, engine, box, pool },
     logger,
   );
   const destinationPolicy = destinationPolicyOf(config.delivery);
@@ -128,6 +128,7 @@ export async function startService(
       await operator?.stop();
       await retention.stop();
       await closeServer(server, config.shutdownTimeoutMs);
+      await aggregatedApi?.close();
       await engine.stop(config.shutdownTimeoutMs);
       await Promise.all([pool.end(), readyPool.end(), leaderPool?.end(), closeTemplateThreads()]);
       await embedded?.stop();

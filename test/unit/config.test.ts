@@ -25,6 +25,19 @@ describe("loadConfig", () => {
     );
   });
 
+  it("serves the aggregated API only when asked, and then only with a certificate and key", () => {
+    expect(loadConfig({}).aggregatedApi).toEqual({ port: 0, certFile: undefined, keyFile: undefined });
+    const problem = configError({ AGGREGATED_API_PORT: "8443", AGGREGATED_API_CERT_FILE: "/tls/tls.crt" });
+    expect(problem.message).toContain("AGGREGATED_API_PORT: 8443 serves the aggregated API over HTTPS");
+    expect(problem.message).toContain("AGGREGATED_API_KEY_FILE");
+    const files = { AGGREGATED_API_CERT_FILE: "/tls/tls.crt", AGGREGATED_API_KEY_FILE: "/tls/tls.key" };
+    expect(loadConfig({ AGGREGATED_API_PORT: "8443", ...files }).aggregatedApi).toEqual({
+      port: 8443,
+      certFile: "/tls/tls.crt",
+      keyFile: "/tls/tls.key",
+    });
+  });
+
   it("refuses DELIVERY_ALLOWED_DESTINATIONS_ONLY without a list, saying what to set", () => {
     expect(configError({ DELIVERY_ALLOWED_DESTINATIONS_ONLY: "true" }).message).toContain(
       "DELIVERY_ALLOWED_DESTINATIONS_ONLY: true lets deliveries reach only what DELIVERY_ALLOWED_DESTINATIONS names",
