@@ -148,6 +148,43 @@ const afterwards: Array<[RegExp, (output: string, command: string) => Promise<vo
     },
   ],
   [
+    /^kubectl -n demo get deliveries\b/,
+    async (output) => {
+      // The three rollouts' attempts, recorded before this command: created, ready and succeeded
+      // twice, then created and failed, each once and delivered (200 from the receiver).
+      const rows = output.trim().split("\n");
+      expect(rows[0]).toMatch(/^NAME\s+WEBHOOK\s+EVENT\s+OUTCOME\s+STATUS CODE\s+ATTEMPT\s+AGE$/);
+      const events = rows.slice(1).map((row) => row.split(/\s+/));
+      expect(events.map((columns) => columns[2]).sort()).toEqual(
+        [
+          "deployment.created",
+          "deployment.created",
+          "deployment.created",
+          "deployment.failed",
+          "deployment.ready",
+          "deployment.ready",
+          "deployment.succeeded",
+          "deployment.succeeded",
+        ].sort(),
+      );
+      expect(new Set(events.map((columns) => `${columns[3]} ${columns[4]}`))).toEqual(
+        new Set(["succeeded 200"]),
+      );
+    },
+  ],
+  [
+    /^kubectl -n demo get rollouts\b/,
+    async (output) => {
+      expect(output).toMatch(/^NAME\s+WORKLOAD\s+REVISION\s+ENVIRONMENT\s+PHASE\s+EVENTS\s+AGE$/m);
+      const phases = output
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((row) => row.split(/\s+/)[4]);
+      expect(phases.sort()).toEqual(["failed", "succeeded", "succeeded"]);
+    },
+  ],
+  [
     /^curl .*\/api\/projects/,
     async (output) => {
       // The port-forward in the background prints "Handling connection for 8080" among it.
