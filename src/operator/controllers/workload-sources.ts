@@ -9,6 +9,8 @@ import { slimObject } from "../cache-transforms.js";
 import type { ControllerManager } from "../manager.js";
 import { type ListPage, listInPages } from "../paged-list.js";
 import { daemonSetProgress, daemonSetRevision } from "../rollouts/daemonset-phase.js";
+import { daemonSetNewPods, statefulSetNewPods } from "../rollouts/new-pods.js";
+import type { NewPods } from "../rollouts/pod-reads.js";
 import type { WorkloadProgress } from "../rollouts/progress-deadline.js";
 import {
   type ControllerRevisions,
@@ -28,6 +30,8 @@ export interface WorkloadSource<T extends Workload> {
   progress(workload: T): WorkloadProgress;
   /** When the current rollout started, from the kind's ControllerRevisions. */
   startedAt(workload: T): Date | undefined;
+  /** The pods of the rollout's revision, for a rollout that stalls (new-pods.ts). */
+  newPods(workload: T, revision: string): NewPods | undefined;
 }
 
 export function statefulSetSource(
@@ -41,6 +45,7 @@ export function statefulSetSource(
     revision: (statefulSet) => statefulSetRevision(statefulSet, revisions),
     progress: statefulSetProgress,
     startedAt: (statefulSet) => newestRevisionCreatedAt(statefulSet, revisions),
+    newPods: statefulSetNewPods,
   };
 }
 
@@ -55,6 +60,7 @@ export function daemonSetSource(
     revision: daemonSetRevision,
     progress: daemonSetProgress,
     startedAt: (daemonSet) => newestRevisionCreatedAt(daemonSet, revisions),
+    newPods: daemonSetNewPods,
   };
 }
 

@@ -4,6 +4,7 @@ import { emitEvents } from "../../delivery-engine/emit.js";
 import type { EventHandOver } from "../../delivery-engine/engine.js";
 import type { EventWorkload } from "../../delivery-engine/event-filters.js";
 import { deploymentPayload } from "../../deployments/payload.js";
+import type { RolloutFailure } from "../../deployments/rollout-failure.js";
 import type { DeploymentStatus, WorkloadKind } from "../../deployments/schemas.js";
 import {
   cancelUnfinishedRollouts,
@@ -93,6 +94,8 @@ export async function recordRollout(
     routing?: Routing;
     /** Hands the events' deliveries to this replica's worker once the transaction committed (emit.ts). */
     handOver?: EventHandOver;
+    /** Why a failed rollout failed, from its pods (rollout-diagnosis.ts), when they could be read. */
+    failure?: RolloutFailure;
   } = {},
 ): Promise<DeploymentEventType[]> {
   const { kind, workload, revision, phase } = rollout;
