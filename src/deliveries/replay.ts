@@ -150,6 +150,7 @@ export async function replayDelivery(
       eventId: original.event_id,
       body: original.payload,
       stored,
+      rollout: original.rollout,
     },
     slot,
   );

@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.js";
+import type { RolloutDetails } from "../formats/rollout-details.js";
 import type { DeliveryCursor } from "./cursor.js";
 
 /** A finished attempt joined with the envelope it sent (or with the body its format rendered). */
@@ -29,12 +30,12 @@ export interface DeliveryRecordRow {
 
 // Only finished attempts (state 'done', delivered_at set) are delivery records in the API's sense; queued and in-flight
 // rows are the outbox, visible through the queue metrics instead.
-const recordSelect = `
-  SELECT d.id, d.webhook_id, d.event_type, d.event_id, COALESCE(d.body, e.envelope) AS payload, d.success,
-         d.status_code, d.response_body, d.error_message, d.attempt_number, d.created_at, d.delivered_at,
-         d.request_timestamp, d.signature, d.duration_ms, d.body IS NOT NULL AS rendered, d.body_headers,
-         d.request_headers
-    FROM deliveries d JOIN events e ON e.id = d.event_id`;
+const recordColumns = `
+  d.id, d.webhook_id, d.event_type, d.event_id, COALESCE(d.body, e.envelope) AS payload, d.success,
+  d.status_code, d.response_body, d.error_message, d.attempt_number, d.created_at, d.delivered_at,
+  d.request_timestamp, d.signature, d.duration_ms, d.body IS NOT NULL AS rendered, d.body_headers,
+  d.request_headers`;
+const recordSelect = `SELECT ${recordColumns} FROM deliveries d JOIN events e ON e.id = d.event_id`;
 
 export interface DeliveryFilter {
   limit: number;
@@ -75,9 +76,11 @@ export async function findDeliveryRecord(
   db: Queryable,
   webhookId: number,
   id: number,
-): Promise<DeliveryRecordRow | undefined> {
-  const { rows } = await db.query<DeliveryRecordRow>(
-    `${recordSelect} WHERE d.webhook_id = $1 AND d.id = $2 AND d.delivered_at IS NOT NULL`,
+): Promise<(DeliveryRecordRow & { rollout: RolloutDetails | null }) | undefined> {
+  // With the event's rollout details, which a replay of a delivery that kept no body of its own renders.
+  const { rows } = await db.query<DeliveryRecordRow & { rollout: RolloutDetails | null }>(
+    `SELECT ${recordColumns}, e.rollout_details AS rollout FROM deliveries d JOIN events e ON e.id = d.event_id
+      WHERE d.webhook_id = $1 AND d.id = $2 AND d.delivered_at IS NOT NULL`,
     [webhookId, id],
   );
   return rows[0];

@@ -1,4 +1,5 @@
 import { renderBody } from "../formats/render.js";
+import { envelopeWithRollout, type RolloutDetails } from "../formats/rollout-details.js";
 import { standardWebhooksSignature } from "../formats/standard-webhooks.js";
 import type { DeliveryFormat } from "../formats/types.js";
 import { deliveryHeaders } from "./delivery-headers.js";
@@ -21,6 +22,10 @@ export interface DeliveryShape {
   /** The body this delivery sends instead of rendering one (a replay's, copied from its original). */
   body: string | null;
   body_headers: Record<string, string> | null;
+  /** Whether the webhook opted in to `payload.rollout` (JSON bodies carry it only then). */
+  rollout_details: boolean;
+  /** The event's rollout details; null for an event without them. Chat cards and templates show them. */
+  rollout: RolloutDetails | null;
 }
 
 /** What a custom header's value is shown as wherever headers are shown (previews, delivery records). */
@@ -37,12 +42,19 @@ export async function shapedBody(
   if (shape.body !== null) {
     return { body: shape.body, bodyHeaders: shape.body_headers ?? { "Content-Type": "application/json" } };
   }
+  // The opt-in adds payload.rollout to the envelope every format starts from; without it the envelope is
+  // the stored text itself, byte for byte.
+  const carried =
+    shape.rollout_details && shape.rollout !== null
+      ? envelopeWithRollout(envelopeText, shape.rollout)
+      : envelopeText;
   if (shape.format === "envelope")
-    return { body: envelopeText, bodyHeaders: { "Content-Type": "application/json" } };
+    return { body: carried, bodyHeaders: { "Content-Type": "application/json" } };
   const rendered = await renderBody(
     shape.format,
     {
-      envelope: JSON.parse(envelopeText),
+      envelope: JSON.parse(carried),
+      rollout: shape.rollout,
       template: shape.template,
       templateContentType: shape.template_content_type,
     },

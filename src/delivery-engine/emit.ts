@@ -3,6 +3,7 @@ import type { Queryable } from "../db/pool.js";
 import { loadSqlStatement } from "../db/sql-statement.js";
 import type { DeploymentEventType } from "../event-types.js";
 import { createEnvelope, type Envelope } from "../formats/envelope.js";
+import type { RolloutDetails } from "../formats/rollout-details.js";
 import { metrics } from "../metrics.js";
 import type { ClaimedDelivery } from "./claim.js";
 import { type EventWorkload, filterSubject } from "./event-filters.js";
@@ -34,6 +35,8 @@ export interface EventToEmit {
   workload?: EventWorkload;
   /** The rollout it belongs to: its deliveries keep the rollout's order (sql/claim.sql). */
   rollout?: RolloutKey;
+  /** What it says beyond its payload, to webhooks that opted in (deployments/rollout-details.ts). */
+  rolloutDetails?: RolloutDetails;
 }
 
 export interface EmittedEvent {
@@ -51,6 +54,7 @@ const emitStatement = loadSqlStatement<{
   rollout_ids: string;
   rollout_positions: string;
   subjects: string;
+  rollout_details: string;
   created_at: Date;
   channel: string;
   hand_over_worker: string | null;
@@ -97,6 +101,7 @@ export async function emitEvents(
       rollout_ids: arrayLiteral(events.map((e) => e.rollout?.id ?? null)),
       rollout_positions: arrayLiteral(events.map((e) => e.rollout?.position ?? null)),
       subjects: JSON.stringify(events.map((event) => filterSubject(event.payload, event.workload))),
+      rollout_details: JSON.stringify(events.map((event) => event.rolloutDetails ?? null)),
       created_at: now,
       channel: deliveriesChannel,
       hand_over_worker: handing?.workerId ?? null,
@@ -111,7 +116,11 @@ export async function emitEvents(
   const queued = counted ? (counted.queued as number) : rows.length;
   const handedOver = counted
     ? []
-    : handedOverDeliveries(rows, new Map(emitted.map((e) => [e.envelope.id, e.body])), now);
+    : handedOverDeliveries(
+        rows,
+        new Map(emitted.map((e, i) => [e.envelope.id, { body: e.body, rollout: events[i]?.rolloutDetails }])),
+        now,
+      );
   for (const event of events) metrics.eventsEmitted.inc({ event_type: event.eventType });
   return { emitted, queued, handedOver };
 }

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { abortable } from "../abortable.js";
 import { connectionOptions, type DatabaseTimeouts } from "../db/connection-options.js";
 import { createPool, type Pool } from "../db/pool.js";
+import type { RolloutDetails } from "../formats/rollout-details.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
 import type { DeliveryShape } from "./delivery-shape.js";
@@ -57,6 +58,8 @@ export interface DeliveryTarget {
   signature_scheme?: DeliveryShape["signature_scheme"];
   /** The custom headers, sealed. */
   headers?: string | null;
+  /** Whether its deliveries carry payload.rollout. */
+  rollout_details?: boolean;
 }
 
 /** A row this process inserted already leased to itself (insertLeasedDelivery, queue.ts). */
@@ -68,6 +71,8 @@ export interface LeasedDelivery {
   body: string;
   /** A body kept from an earlier attempt, sent instead (replays): the same bytes with the same headers. */
   stored?: { body: string; bodyHeaders: Record<string, string> } | undefined;
+  /** The event's rollout details, for a body rendered anew (deployments/rollout-details.ts). */
+  rollout?: RolloutDetails | null;
 }
 
 /** The shape of a synchronous send, null when the target and the row ask for nothing but the default. */
@@ -82,11 +87,14 @@ export function leasedShape(target: DeliveryTarget, delivery: LeasedDelivery): D
     event_id: delivery.eventId,
     body: delivery.stored?.body ?? null,
     body_headers: delivery.stored?.bodyHeaders ?? null,
+    rollout_details: target.rollout_details ?? false,
+    rollout: delivery.rollout ?? null,
   };
   const plain =
     shape.format === "envelope" &&
     shape.signature_scheme === "hmac-sha256" &&
     shape.headers === null &&
+    !shape.rollout_details &&
     shape.body === null;
   return plain ? null : shape;
 }

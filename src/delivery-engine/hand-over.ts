@@ -1,3 +1,4 @@
+import type { RolloutDetails } from "../formats/rollout-details.js";
 import type { ClaimedDelivery } from "./claim.js";
 import type { DeliveryShape } from "./delivery-shape.js";
 
@@ -34,15 +35,15 @@ export interface EmitRow {
   retry_max_attempts: number | null;
   counted_by_policy: boolean;
   /** The webhook's shape without the event (filled in per delivery), null for an envelope webhook. */
-  shape: Omit<DeliveryShape, "event_id" | "body" | "body_headers"> | null;
+  shape: Omit<DeliveryShape, "event_id" | "body" | "body_headers" | "rollout"> | null;
   /** Set only on the one row of an emit that handed nothing over: how many it queued. */
   queued: number | null;
 }
 
-/** The handed-over rows as the worker takes claimed ones, with the body each sends (by event id). */
+/** The handed-over rows as the worker takes claimed ones, with each event's body and details (by id). */
 export function handedOverDeliveries(
   rows: EmitRow[],
-  bodies: Map<string, string>,
+  events: Map<string, { body: string; rollout: RolloutDetails | undefined }>,
   createdAt: Date,
 ): ClaimedDelivery[] {
   // In id order, the order they were queued in (a rollout's created before its ready).
@@ -60,11 +61,19 @@ export function handedOverDeliveries(
       secret: row.secret,
       retry_max_attempts: row.retry_max_attempts,
       counted_by_policy: row.counted_by_policy,
-      body: bodies.get(row.event_id) as string,
+      body: events.get(row.event_id)?.body as string,
       event_created_ms: createdAt.getTime(),
       enabled: true,
       more_due: false,
       shape:
-        row.shape === null ? null : { ...row.shape, event_id: row.event_id, body: null, body_headers: null },
+        row.shape === null
+          ? null
+          : {
+              ...row.shape,
+              event_id: row.event_id,
+              body: null,
+              body_headers: null,
+              rollout: events.get(row.event_id)?.rollout ?? null,
+            },
     }));
 }

@@ -83,7 +83,8 @@ export async function prepareShapedSend(facts: {
     customHeaders: custom,
   });
   const sent: SentShape = {
-    body: shape.format === "envelope" && shape.body === null ? null : body,
+    // The envelope itself is not kept again; one with payload.rollout added is, for replays.
+    body: shape.format === "envelope" && shape.body === null && body === facts.envelopeText ? null : body,
     bodyHeaders,
     requestHeaders: maskCustomHeaders(headers, Object.keys(custom)),
   };

@@ -1,4 +1,5 @@
 import type { Envelope } from "./envelope.js";
+import type { RolloutDetails } from "./rollout-details.js";
 
 /**
  * The shapes a webhook's deliveries can take. `envelope` is the default: the event's own JSON body and
@@ -23,6 +24,12 @@ export interface FormatInput {
   template: string | null;
   /** The content type the webhook declared for its template's output; null for the others. */
   templateContentType: string | null;
+  /**
+   * The event's rollout details (deployments/rollout-details.ts), which chat cards and templates show
+   * whenever the event has them; null for an event without them. JSON formats carry them only in the
+   * envelope, and only for a webhook that opted in.
+   */
+  rollout?: RolloutDetails | null;
 }
 
 /** A delivery's body as it is sent and recorded, with the Content-Type it is sent with. */

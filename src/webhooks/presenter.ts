@@ -39,6 +39,8 @@ export function toWebhookJson(row: WebhookRow) {
     ...paceJson(row),
     // Only when set: a webhook whose URL is not a secret answers exactly as before.
     ...(row.url_secret ? { url_secret: true as const } : {}),
+    // Only when set: a webhook without rollout details answers exactly as before.
+    ...(row.rollout_details ? { rollout_details: true as const } : {}),
   };
 }
 

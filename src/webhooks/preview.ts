@@ -50,6 +50,8 @@ export async function previewDelivery(
     event_id: envelope.id,
     body: null,
     body_headers: null,
+    rollout_details: false,
+    rollout: null,
   };
   let rendered: Awaited<ReturnType<typeof shapedBody>>;
   try {

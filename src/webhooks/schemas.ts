@@ -5,6 +5,7 @@ import { httpUrl, idParam, isoTimestamp, numberError } from "../http/schemas.js"
 import { webhookFiltersInput } from "./filter-schemas.js";
 import { formatFields, formatReadFields, templateRule } from "./format-fields.js";
 import { paceReadFields, rateLimit } from "./rate-limit.js";
+import { rolloutDetailsField } from "./rollout-details-field.js";
 import { urlSecretField } from "./url-secret.js";
 
 export const webhookParams = z.object({
@@ -100,6 +101,7 @@ export const createWebhookBody = z
     ...formatFields,
     filters: webhookFiltersInput.nullable().optional(),
     url_secret: urlSecretField.optional(),
+    rollout_details: rolloutDetailsField.optional(),
   })
   .openapi("CreateWebhook", templateRule.create);
 
@@ -130,6 +132,7 @@ export const updateWebhookBody = z
       .optional()
       .openapi({ description: "Replaces the filters; null removes them (every subscribed event again)" }),
     url_secret: urlSecretField.optional(),
+    rollout_details: rolloutDetailsField.optional(),
   })
   .openapi("UpdateWebhook", templateRule.update);
 
@@ -173,6 +176,9 @@ export const webhookSchema = z
     // A boolean, not the literal true: openapi-generator's Java client reads `enum: [true]` as a string.
     url_secret: z.boolean().optional().openapi({
       description: "Present (true) when the url is a secret: url is then shown as scheme://host/********",
+    }),
+    rollout_details: z.boolean().optional().openapi({
+      description: "Present (true) when rollout events carry payload.rollout (docs/formats.md)",
     }),
   })
   .openapi("Webhook");

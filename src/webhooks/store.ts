@@ -48,6 +48,8 @@ export interface WebhookRow {
   throttled_until: Date | null;
   /** Whether its URL is shown masked (url-secret.ts). */
   url_secret: boolean;
+  /** Whether its deliveries carry `payload.rollout` (rollout-details-field.ts). */
+  rollout_details: boolean;
 }
 
 export const columns =
@@ -55,7 +57,7 @@ export const columns =
   "auto_disable_after_failures, auto_disable_min_seconds, disabled_reason, disabled_at, " +
   "owner_generation::float8 AS owner_generation, format, cloudevents_mode, template, template_content_type, " +
   "signature_scheme, headers, header_names, filters, rate_limit_per_second, rate_limit_burst, throttled_until, " +
-  "url_secret";
+  "url_secret, rollout_details";
 
 /** The opt-in delivery policies of a webhook; null turns one off. */
 export interface WebhookPolicies {

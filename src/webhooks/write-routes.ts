@@ -8,6 +8,7 @@ import { requireProject } from "../projects/access.js";
 import { defaultFormatSettings, resolveFormatSettings } from "./format-fields.js";
 import { toWebhookJson } from "./presenter.js";
 import { withRateLimit } from "./rate-limit.js";
+import { withRolloutDetails } from "./rollout-details-field.js";
 import { assertStandardWebhooksSigned, assertTemplateRenders } from "./save-checks.js";
 import { createWebhookBody, updateWebhookBody, webhookParams, webhookSchema } from "./schemas.js";
 import {
@@ -54,7 +55,8 @@ export function addCreateWebhookRoute(
       "`headers` are write-only: responses list only `header_names`. `filters` narrow the subscribed events " +
       "to those of matching workloads (labels, environment, kind; docs/api.md, Filters); without them every " +
       "subscribed event is delivered. `url_secret: true` keeps the url a secret: answers show it as " +
-      "scheme://host/******** (docs/formats.md).",
+      "scheme://host/******** (docs/formats.md). `rollout_details: true` adds `payload.rollout` to rollout " +
+      "events recorded from the cluster (docs/formats.md, Rollout details).",
     params: projectParams,
     body: createWebhookBody,
     responses: {
@@ -87,7 +89,11 @@ export function addCreateWebhookRoute(
       });
       if (!row) throw webhookLimitReached(params.project_id, perProjectLimit);
       const paced = await withRateLimit(pool, row, body.rate_limit);
-      return { status: 201, body: toWebhookJson(await withUrlSecret(pool, paced, body.url_secret)) };
+      const masked = await withUrlSecret(pool, paced, body.url_secret);
+      return {
+        status: 201,
+        body: toWebhookJson(await withRolloutDetails(pool, masked, body.rollout_details)),
+      };
     },
   });
 }
@@ -137,7 +143,7 @@ export function addUpdateWebhookRoute(
       if (formatSettings !== undefined || body.events !== undefined) {
         await assertTemplateRenders(project, settings, body.events ?? stored.events);
       }
-      const { headers, rate_limit, url_secret, ...fields } = body;
+      const { headers, rate_limit, url_secret, rollout_details, ...fields } = body;
       const updated = await updateWebhook(pool, secrets, params.project_id, params.webhook_id, {
         ...fields,
         url,
@@ -146,7 +152,8 @@ export function addUpdateWebhookRoute(
         headers,
       });
       const paced = updated && (await withRateLimit(pool, updated, rate_limit));
-      const row = paced && (await withUrlSecret(pool, paced, url_secret));
+      const masked = paced && (await withUrlSecret(pool, paced, url_secret));
+      const row = masked && (await withRolloutDetails(pool, masked, rollout_details));
       if (!row) throw webhookNotFound(params.project_id, params.webhook_id);
       return { status: 200, body: toWebhookJson(row) };
     },

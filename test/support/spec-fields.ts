@@ -29,7 +29,7 @@ export const webhookFields = [
 ];
 
 /** Webhook fields present only when set: a webhook without them answers exactly `webhookFields`. */
-export const optionalWebhookFields = ["filters", "url_secret"];
+export const optionalWebhookFields = ["filters", "url_secret", "rollout_details"];
 
 /**
  * Spec §2.6, a delivery record, plus additive fields: request_headers (the §4.1 headers as sent) and

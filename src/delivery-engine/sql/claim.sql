@@ -120,19 +120,21 @@ WITH RECURSIVE unfinished_webhooks (webhook_id) AS (
    WHERE b.webhook_id = g.webhook_id AND g.paced
 )
 -- The claimed rows with what a send needs (worker.ts, ClaimedDelivery in claim.ts). `shape` is null for
--- a webhook that chose nothing but the default; else its format, signature scheme and headers, with the
--- body the row kept (a replay's: sent again as it was) (delivery-shape.ts).
+-- a webhook that chose nothing but the default; else its format, signature scheme, headers and opt-in to
+-- rollout details with the event's details (read only then), and the body the row kept (a replay's: sent
+-- again as it was) (delivery-shape.ts).
 SELECT c.id, c.webhook_id, c.event_type, w.url, w.secret, e.envelope AS body,
        EXTRACT(EPOCH FROM e.created_at)::float8 * 1000 AS event_created_ms, c.attempt_number, c.rollout_id,
        1000 / w.rate_limit_per_second AS pace_interval_ms, w.enabled, w.retry_max_attempts,
        w.auto_disable_after_failures IS NOT NULL AS counted_by_policy,
        EXISTS (SELECT 1 FROM candidates WHERE cut) AS more_due,
        CASE WHEN w.format = 'envelope' AND w.signature_scheme = 'hmac-sha256' AND w.headers IS NULL
-                 AND c.body IS NULL AND c.body_headers IS NULL THEN NULL
+                 AND NOT w.rollout_details AND c.body IS NULL AND c.body_headers IS NULL THEN NULL
             ELSE json_build_object('format', w.format, 'cloudevents_mode', w.cloudevents_mode,
                    'template', w.template, 'template_content_type', w.template_content_type,
                    'signature_scheme', w.signature_scheme, 'headers', w.headers, 'event_id', c.event_id,
-                   'body', c.body, 'body_headers', c.body_headers) END AS shape
+                   'body', c.body, 'body_headers', c.body_headers, 'rollout_details', w.rollout_details,
+                   'rollout', e.rollout_details) END AS shape
   FROM claimed c
   JOIN webhooks w ON w.id = c.webhook_id
   JOIN events e ON e.id = c.event_id

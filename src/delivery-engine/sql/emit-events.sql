@@ -5,7 +5,8 @@
 --
 -- The events come as parallel arrays, one position each: :ids, :project_ids, :event_types,
 -- :rollout_ids and :rollout_positions (the rollout an event belongs to and its place in it, null for
--- none), :subjects (a jsonb array: what filters match, event-filters.ts) and :envelopes, the envelopes'
+-- none), :subjects (a jsonb array: what filters match, event-filters.ts), :rollout_details (a jsonb
+-- array: what the event says beyond its payload, null for none; docs/formats.md) and :envelopes, the envelopes'
 -- texts joined by newlines (JSON.stringify never writes a raw newline, and a text[] would escape every
 -- quote of the JSON and make Postgres parse it back); :created_at for all of them.
 --
@@ -15,23 +16,26 @@
 -- saves the NOTIFY, the wake-up and a claim of a row or two. Otherwise every delivery is queued and the
 -- workers are woken by NOTIFY on :channel, which Postgres delivers when the transaction commits.
 WITH given AS (
-  SELECT g.*, :subjects::jsonb -> (g.position::int - 1) AS subject
+  SELECT g.*, :subjects::jsonb -> (g.position::int - 1) AS subject,
+         NULLIF(:rollout_details::jsonb -> (g.position::int - 1), 'null'::jsonb) AS rollout_details
     FROM unnest(:ids::uuid[], :project_ids::bigint[], :event_types::text[], string_to_array(:envelopes::text, E'\n'),
                 :rollout_ids::bigint[], :rollout_positions::smallint[])
            WITH ORDINALITY AS g (id, project_id, event_type, envelope, rollout_id, rollout_position, position)
 ), new_events AS (
-  INSERT INTO events (id, project_id, event_type, envelope, created_at)
-  SELECT id, project_id, event_type, envelope, :created_at::timestamptz FROM given
+  INSERT INTO events (id, project_id, event_type, envelope, created_at, rollout_details)
+  SELECT id, project_id, event_type, envelope, :created_at::timestamptz, rollout_details FROM given
 ), subscribed AS (
   -- Locked as a foreign key check would, once per webhook: a webhook deleted meanwhile takes the new rows
   -- along when it commits after us, or is skipped if it committed first.
   SELECT w.id, w.project_id, w.events, w.filters, w.url, w.secret, w.retry_max_attempts,
          w.auto_disable_after_failures IS NOT NULL AS counted_by_policy,
          w.rate_limit_per_second IS NULL AND NOT COALESCE(w.throttled_until > clock_timestamp(), false) AS unpaced,
-         CASE WHEN w.format = 'envelope' AND w.signature_scheme = 'hmac-sha256' AND w.headers IS NULL THEN NULL
+         CASE WHEN w.format = 'envelope' AND w.signature_scheme = 'hmac-sha256' AND w.headers IS NULL
+                   AND NOT w.rollout_details THEN NULL
               ELSE json_build_object('format', w.format, 'cloudevents_mode', w.cloudevents_mode,
                      'template', w.template, 'template_content_type', w.template_content_type,
-                     'signature_scheme', w.signature_scheme, 'headers', w.headers) END AS shape
+                     'signature_scheme', w.signature_scheme, 'headers', w.headers,
+                     'rollout_details', w.rollout_details) END AS shape
     FROM webhooks w
    WHERE w.project_id = ANY (:project_ids::bigint[]) AND w.enabled AND w.events && :event_types::text[]
      FOR KEY SHARE

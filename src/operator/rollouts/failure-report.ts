@@ -4,7 +4,7 @@ import {
   type PodProblem,
   type PodWarning,
   type RolloutFailure,
-} from "../../deployments/rollout-failure.js";
+} from "../../formats/rollout-failure.js";
 import { lastSeen } from "./pod-problems.js";
 
 // A rollout's failure as the payload carries it: a few pods' problems, the newest warnings, texts cut

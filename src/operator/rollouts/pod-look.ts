@@ -1,5 +1,5 @@
 import type { CoreV1Event, V1Pod } from "@kubernetes/client-node";
-import type { PodProblem } from "../../deployments/rollout-failure.js";
+import type { PodProblem } from "../../formats/rollout-failure.js";
 import { listedPods, type RedactionSettings, redactLines, redactText } from "./failure-report.js";
 import { isPodReady, podProblems } from "./pod-problems.js";
 import { type NewPods, type PodSource, podsPerLook } from "./pod-reads.js";

@@ -1,5 +1,5 @@
 import type { CoreV1Event, V1ContainerStatus, V1Pod } from "@kubernetes/client-node";
-import { type FailureReason, failureReasons, type PodProblem } from "../../deployments/rollout-failure.js";
+import { type FailureReason, failureReasons, type PodProblem } from "../../formats/rollout-failure.js";
 
 // What a pod of a rollout's new revision reports that the rollout will not get past by waiting, read
 // as the kubelet and the scheduler write it: a container's `state.waiting.reason` (the image, the

@@ -4,7 +4,6 @@ import { emitEvents } from "../../delivery-engine/emit.js";
 import type { EventHandOver } from "../../delivery-engine/engine.js";
 import type { EventWorkload } from "../../delivery-engine/event-filters.js";
 import { deploymentPayload } from "../../deployments/payload.js";
-import type { RolloutFailure } from "../../deployments/rollout-failure.js";
 import type { DeploymentStatus, WorkloadKind } from "../../deployments/schemas.js";
 import {
   cancelUnfinishedRollouts,
@@ -13,9 +12,11 @@ import {
   updateRollout,
 } from "../../deployments/store.js";
 import type { DeploymentEventType } from "../../event-types.js";
+import type { RolloutDetails, RolloutFailure, RolloutLink } from "../../formats/rollout-details.js";
 import { type ProjectRow, projectNames } from "../../projects/store.js";
 import { readRolloutAnnotations } from "./annotations.js";
 import { eventsToEmit, isFinished, statusAfter } from "./phase.js";
+import { type PreviousRevision, rolloutChanges } from "./rollout-changes.js";
 import { rolloutFinishedAt, rolloutStartedAt } from "./rollout-times.js";
 import { noRouting, type Routing, rolloutUrl } from "./rollout-url.js";
 import type { ObservedRollout, Workload } from "./workload-kinds.js";
@@ -94,7 +95,11 @@ export async function recordRollout(
     routing?: Routing;
     /** Hands the events' deliveries to this replica's worker once the transaction committed (emit.ts). */
     handOver?: EventHandOver;
-    /** Why a failed rollout failed, from its pods (rollout-diagnosis.ts), when they could be read. */
+    /** The revision this rollout replaces, from the caches: images before (rollout-changes.ts). */
+    previous?: PreviousRevision;
+    /** The configured links, rendered for this rollout (rollout-links.ts). */
+    links?: RolloutLink[];
+    /** What the pods report, for a rollout that failed: carried by its deployment.failed only. */
     failure?: RolloutFailure;
   } = {},
 ): Promise<DeploymentEventType[]> {
@@ -103,6 +108,16 @@ export async function recordRollout(
   // Until the workload's controller has assigned a revision, there is no rollout to speak of.
   if (!uid || !revision) return [];
   const facts = readRolloutAnnotations(workload);
+  const details: RolloutDetails = {
+    workload: {
+      kind,
+      name: workload.metadata?.name ?? "",
+      namespace: workload.metadata?.namespace ?? "",
+      revision,
+    },
+    changes: rolloutChanges(workload, observed.previous, facts),
+    links: observed.links ?? [],
+  };
 
   let handedOver: ClaimedDelivery[] = [];
   const recorded = await withTransaction(pool, async (client) => {
@@ -145,6 +160,10 @@ export async function recordRollout(
         workload: workloadOf(kind, workload),
         // Its place among the rollout's events, which its deliveries keep (docs/deliveries.md, "Order").
         rollout: { id: row.id, position: row.emitted_events.length + i },
+        rolloutDetails:
+          event === "deployment.failed" && observed.failure
+            ? { ...details, failure: observed.failure }
+            : details,
       })),
       observed.handOver?.handOverLease(),
     ));

@@ -1,4 +1,4 @@
-import type { RolloutFailure } from "../../deployments/rollout-failure.js";
+import type { RolloutFailure } from "../../formats/rollout-failure.js";
 import { FailFastRule } from "./fail-fast.js";
 import { failureMessage, failureReport, type RedactionSettings } from "./failure-report.js";
 import type { RolloutPhase } from "./phase.js";
