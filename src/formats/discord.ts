@@ -1,4 +1,5 @@
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
+import { failureSection, failureSectionTitle } from "./failure-section.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
@@ -20,6 +21,8 @@ export const discordLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  /** The "Why it failed" section: with it the worst case stays below 6000 (5,800). */
+  failure: 1200,
 } as const;
 
 // Discord markdown, masked links, and mentions (`<@id>`, `@everyone`) are all disarmed by a backslash.
@@ -40,6 +43,10 @@ export function renderDiscord(input: FormatInput): RenderedBody {
   }
   if (card.errorMessage !== null) {
     description.push(`**Error**\n${fitText(card.errorMessage, discordLimits.errorMessage, discordMarkdown)}`);
+  }
+  const why = failureSection(input.rollout);
+  if (why !== null) {
+    description.push(`**${failureSectionTitle}**\n${fitText(why, discordLimits.failure, discordMarkdown)}`);
   }
   const embed = {
     title: fitText(cardTitle(card), discordLimits.title, discordMarkdown),

@@ -1,4 +1,5 @@
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
+import { failureSection, failureSectionTitle } from "./failure-section.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
@@ -16,6 +17,7 @@ export const googleChatLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  failure: 2000,
 } as const;
 
 const html: CharEscape = (char) =>
@@ -52,6 +54,15 @@ export function renderGoogleChat(input: FormatInput): RenderedBody {
     const error = fitText(card.errorMessage, googleChatLimits.errorMessage, html);
     widgets.push({
       textParagraph: { text: `<font color="${toneColour.bad}"><b>Error</b></font><br>${error}` },
+    });
+  }
+  const why = failureSection(input.rollout);
+  if (why !== null) {
+    const text = fitText(why, googleChatLimits.failure, html);
+    widgets.push({
+      textParagraph: {
+        text: `<font color="${toneColour.bad}"><b>${failureSectionTitle}</b></font><br>${text}`,
+      },
     });
   }
   if (card.url !== null) {

@@ -1,4 +1,5 @@
 import { cardFacts, cardTitle, type DeploymentCard, deploymentCard, type Tone } from "./deployment-card.js";
+import { failureSection, failureSectionTitle } from "./failure-section.js";
 import { fitText } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
@@ -13,6 +14,7 @@ export const msTeamsLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  failure: 2000,
 } as const;
 
 /** The Adaptive Card schema version: 1.4 renders in every Teams client (desktop, web and mobile). */
@@ -38,14 +40,15 @@ export function renderMsTeams(input: FormatInput): RenderedBody {
       {
         contentType: "application/vnd.microsoft.card.adaptive",
         contentUrl: null,
-        content: adaptiveCard(card),
+        content: adaptiveCard(card, failureSection(input.rollout)),
       },
     ],
   };
   return { contentType: "application/json", body: JSON.stringify(message) };
 }
 
-export function adaptiveCard(card: DeploymentCard): object {
+/** `whyItFailed`: the "Why it failed" section's text (failure-section.ts), shown a line per block. */
+export function adaptiveCard(card: DeploymentCard, whyItFailed: string | null = null): object {
   const body: object[] = [
     richText([
       run(fitText(cardTitle(card), msTeamsLimits.title), {
@@ -82,6 +85,11 @@ export function adaptiveCard(card: DeploymentCard): object {
         "Medium",
       ),
     );
+  }
+  if (whyItFailed !== null) {
+    body.push(richText([run(failureSectionTitle, { weight: "Bolder", color: "Attention" })], "Medium"));
+    for (const line of fitText(whyItFailed, msTeamsLimits.failure).split("\n"))
+      body.push(richText([run(line || " ")], "None"));
   }
   body.push(
     richText([run(`${card.eventType} · event ${card.eventId}`, { isSubtle: true, size: "Small" })], "Medium"),

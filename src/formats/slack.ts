@@ -2,6 +2,7 @@
 // compiler holds every block to the shape Slack publishes.
 import type { HeaderBlock, KnownBlock, MessageAttachment } from "@slack/types";
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
+import { failureSection, failureSectionTitle } from "./failure-section.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
@@ -21,6 +22,8 @@ export const slackLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  /** The "Why it failed" section, below a section's 3000 with its heading. */
+  failure: 2800,
 } as const;
 
 /** mrkdwn: `&`, `<` and `>` are the control characters; escaped, `<!channel>` or `<@U123>` is just text. */
@@ -52,6 +55,11 @@ export function renderSlack(input: FormatInput): RenderedBody {
   if (card.errorMessage !== null) {
     const error = fitText(card.errorMessage, slackLimits.errorMessage, mrkdwn);
     details.push({ type: "section", text: { type: "mrkdwn", text: `*Error*\n${error}` } });
+  }
+  const why = failureSection(input.rollout);
+  if (why !== null) {
+    const text = `*${failureSectionTitle}*\n${fitText(why, slackLimits.failure, mrkdwn)}`;
+    details.push({ type: "section", text: { type: "mrkdwn", text } });
   }
   if (card.url !== null) {
     details.push({

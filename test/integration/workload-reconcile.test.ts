@@ -118,6 +118,23 @@ describe("reconcileWorkload and the fail-fast rule", () => {
     expect(failed.error_message).toMatch(
       /^ImagePullBackOff: container "web" of pod "web-7c9d8f6b5-pull1": Back-off pulling image "registry\.example\.com\/shop\/web:2\.0\.0"/,
     );
+    // The failed event carries what the pods said, for webhooks with rollout details.
+    const { rows: events } = await pool.query(
+      `SELECT e.event_type, e.rollout_details FROM events e JOIN deployments d
+         ON (e.envelope::jsonb -> 'payload' ->> 'deployment_id') = d.id::text
+       WHERE d.source_uid = $1 ORDER BY e.created_at`,
+      ["uid-pull"],
+    );
+    expect(events.map((e) => e.event_type)).toEqual(["deployment.created", "deployment.failed"]);
+    expect(events[0].rollout_details.failure).toBeUndefined();
+    expect(events[1].rollout_details.failure).toMatchObject({
+      reason: "ImagePullBackOff",
+      failed_early: true,
+      pods_with_problems: 1,
+      problems: [
+        { pod: "web-7c9d8f6b5-pull1", container: "web", reason: "ImagePullBackOff", restart_count: 0 },
+      ],
+    });
     // Five polls of one request, then the report: the pods again and the events of the one pod.
     expect(pods.reads).toEqual([...Array(6).fill("pods"), "events web-7c9d8f6b5-pull1"]);
     // Failed: no more looks, and the controller still reporting progress does not undo it.
