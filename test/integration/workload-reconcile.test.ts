@@ -9,7 +9,8 @@ import { noRouting } from "../../src/operator/rollouts/rollout-url.js";
 import { statefulSetProgress } from "../../src/operator/rollouts/statefulset-phase.js";
 import { ensureNamespaceProject, type ProjectRow } from "../../src/projects/store.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { diagnosisDefaults, noPods, recorded, recordedPods, webNewPods } from "../support/recorded-pods.js";
+import { diagnosisDefaults } from "../support/diagnosis-defaults.js";
+import { noPods, recorded, recordedPods, webNewPods } from "../support/recorded-pods.js";
 
 // The StatefulSet/DaemonSet reconcile against a real database, its clock in the test's hands: a
 // rollout that stops moving is looked at again when its deadline would pass, and fails then.

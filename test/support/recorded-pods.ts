@@ -1,7 +1,5 @@
 import type { CoreV1Event, V1ContainerStatus, V1Pod, V1PodCondition } from "@kubernetes/client-node";
-import { loadConfig } from "../../src/app/config.js";
-import type { NewPods, PodSource } from "../../src/operator/rollouts/pod-reads.js";
-import type { DiagnosisSettings } from "../../src/operator/rollouts/rollout-diagnosis.js";
+import type { NewPods, PodSource } from "../../src/operator/rollouts/pod-source.js";
 
 // Pods of a stalled rollout as the kubelet (v1.34, containerd) and the scheduler report them in
 // `kubectl get pod -o json`, and the kubelet's Events of them: one pod per cause the diagnosis knows.
@@ -259,9 +257,6 @@ export function recordedPods(
 }
 
 export const noPods = recordedPods([]);
-
-/** The settings' defaults (app/config.ts). */
-export const diagnosisDefaults: DiagnosisSettings = loadConfig({}).kubernetes.diagnosis;
 
 /** The new pods of Deployment "web" at revision web-7c9d8f6b5. */
 export const webNewPods: NewPods = {

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { failureMessage, failureReport, redactLines } from "../../src/operator/rollouts/failure-report.js";
 import { lookAtPods } from "../../src/operator/rollouts/pod-look.js";
 import { podProblems } from "../../src/operator/rollouts/pod-problems.js";
+import { diagnosisDefaults } from "../support/diagnosis-defaults.js";
 import {
-  diagnosisDefaults,
   podEvent,
   probeEvent,
   recorded,

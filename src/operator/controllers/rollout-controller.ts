@@ -8,7 +8,7 @@ import { type Controller, type ControllerManager, objectKey, queueSettings } fro
 import { listInPages } from "../paged-list.js";
 import { deploymentNewPods } from "../rollouts/new-pods.js";
 import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
-import type { NewPods } from "../rollouts/pod-reads.js";
+import type { NewPods } from "../rollouts/pod-source.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
 import { replicaSetCache } from "../rollouts/replica-set-cache.js";
 import type { RolloutDiagnosis } from "../rollouts/rollout-diagnosis.js";

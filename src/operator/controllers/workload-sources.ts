@@ -10,7 +10,7 @@ import type { ControllerManager } from "../manager.js";
 import { type ListPage, listInPages } from "../paged-list.js";
 import { daemonSetProgress, daemonSetRevision } from "../rollouts/daemonset-phase.js";
 import { daemonSetNewPods, statefulSetNewPods } from "../rollouts/new-pods.js";
-import type { NewPods } from "../rollouts/pod-reads.js";
+import type { NewPods } from "../rollouts/pod-source.js";
 import type { WorkloadProgress } from "../rollouts/progress-deadline.js";
 import {
   type ControllerRevisions,

@@ -2,7 +2,7 @@ import type { CoreV1Event, V1Pod } from "@kubernetes/client-node";
 import type { PodProblem } from "../../formats/rollout-failure.js";
 import { listedPods, type RedactionSettings, redactLines, redactText } from "./failure-report.js";
 import { isPodReady, podProblems } from "./pod-problems.js";
-import { type NewPods, type PodSource, podsPerLook } from "./pod-reads.js";
+import { type NewPods, type PodSource, podsPerLook } from "./pod-source.js";
 
 // One look at a rollout's new pods: a list of them, the Warning Events of the few that are not ready,
 // and, for a report (the failure the event carries), the log of the containers that crash or fail a

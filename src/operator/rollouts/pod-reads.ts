@@ -1,35 +1,12 @@
 import type { CoreV1Api, CoreV1Event, V1Pod } from "@kubernetes/client-node";
 import { describeError, type Logger } from "../../logger.js";
 import { isForbidden } from "../kube-errors.js";
+import { logBytes, type NewPods, type PodResource, type PodSource, podsPerLook } from "./pod-source.js";
 
 // The three reads of a rollout diagnosis, each a request (no informer: the operator watches thousands
 // of workloads and looks at pods only of the few rollouts that stall). Each may be refused by RBAC
 // (the chart's rbac.rolloutDiagnostics switches): a refusal is logged once per resource for the
 // leadership term, and the diagnosis goes on with what it could read.
-
-/** The new revision's pods: a label selector in one namespace, and a check of each pod's owner. */
-export interface NewPods {
-  namespace: string;
-  labelSelector: string;
-  owns(pod: V1Pod): boolean;
-}
-
-/** At most this many pods are listed per look: the report names three, and counts come from these. */
-export const podsPerLook = 50;
-/** Bytes of a container's log read at most (the last ROLLOUT_LOG_LINES lines of it). */
-export const logBytes = 16 * 1024;
-
-export type PodResource = "pods" | "events" | "pods/log";
-
-/** What a diagnosis reads; undefined (or no events) where it may not. PodReads asks the API server. */
-export interface PodSource {
-  pods(selection: NewPods): Promise<V1Pod[] | undefined>;
-  events(namespace: string, pod: string): Promise<CoreV1Event[]>;
-  logTail(
-    at: { namespace: string; pod: string; container: string; previous: boolean },
-    lines: number,
-  ): Promise<string[] | undefined>;
-}
 
 export class PodReads implements PodSource {
   private readonly refused = new Set<PodResource>();

@@ -3,7 +3,7 @@ import { FailFastRule } from "./fail-fast.js";
 import { failureMessage, failureReport, type RedactionSettings } from "./failure-report.js";
 import type { RolloutPhase } from "./phase.js";
 import { lookAtPods } from "./pod-look.js";
-import type { NewPods, PodSource } from "./pod-reads.js";
+import type { NewPods, PodSource } from "./pod-source.js";
 
 // When the operator looks at a rollout's pods, and what it makes of it, for every workload kind. It
 // looks only at a rollout that is progressing and not yet ready: first after `delayMs` (most rollouts
