@@ -35,7 +35,7 @@ const kept = heap() - before;
 // Still in use after the measurement, so that the collector cannot free it before it.
 const tracked = (diagnosis as unknown as { seen: Map<string, unknown> }).seen.size;
 console.log(
-  `${rollouts} stalled rollouts, each looked at once: ${(kept / 2 ** 20).toFixed(2)} MiB kept, ${Math.round(kept / rollouts)} bytes each`,
+  `${tracked} stalled rollouts, each looked at once: ${(kept / 2 ** 20).toFixed(2)} MiB kept, ${Math.round(kept / rollouts)} bytes each`,
 );
 
 // A look's transient: a full page of pods as the kubelet reports them, with the server-side apply
