@@ -3,6 +3,8 @@ import { renderDiscord } from "../../src/formats/discord.js";
 import type { Envelope } from "../../src/formats/envelope.js";
 import { renderGoogleChat } from "../../src/formats/googlechat.js";
 import { renderMsTeams } from "../../src/formats/msteams.js";
+import type { RolloutDetails } from "../../src/formats/rollout-details.js";
+import type { RolloutFailure } from "../../src/formats/rollout-failure.js";
 import { renderSlack } from "../../src/formats/slack.js";
 import { renderTemplate } from "../../src/formats/template.js";
 import type { FormatInput, RenderedBody } from "../../src/formats/types.js";
@@ -38,6 +40,64 @@ export function exampleEnvelope(kind: "succeeded" | "failed"): Envelope {
   };
 }
 
+/** Why the example's failed rollout failed, as the operator reads it from its pods (rollout-failure.ts). */
+export const exampleFailure: RolloutFailure = {
+  reason: "CrashLoopBackOff",
+  message: "back-off 40s restarting failed container=shop pod=shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
+  // The example event failed at its progress deadline (its error_message says so).
+  failed_early: false,
+  problems: [
+    {
+      pod: "shop-7c9d8f6b5-x2k4q",
+      container: "shop",
+      init_container: false,
+      reason: "CrashLoopBackOff",
+      message: "back-off 40s restarting failed container=shop pod=shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
+      exit_code: 1,
+      restart_count: 4,
+      termination_message: null,
+      log_tail: [
+        "shop 2.4.0 starting",
+        "[redacted]",
+        "Error: connect ECONNREFUSED 10.96.14.2:5432 (payments database)",
+      ],
+    },
+  ],
+  pods_with_problems: 2,
+  problems_omitted: 1,
+  warnings: [
+    {
+      pod: "shop-7c9d8f6b5-x2k4q",
+      reason: "BackOff",
+      message: "Back-off restarting failed container shop in pod shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
+      count: 9,
+      last_seen: "2026-11-27T14:04:10.000Z",
+    },
+  ],
+};
+
+/** The rollout details of the example's failed event: what the cards' "Why it failed" shows. */
+export const exampleFailedRollout: RolloutDetails = {
+  workload: { kind: "Deployment", name: "shop", namespace: "shop", revision: "7" },
+  changes: {
+    images: [
+      {
+        container: "shop",
+        init: false,
+        before: "registry.example.com/shop:2.3.1",
+        after: "registry.example.com/shop:2.4.0",
+      },
+    ],
+    previous_revision: "6",
+    change_cause: null,
+    commit_sha: "9fceb02d0ae598e95dc970b74767f19372d61af8",
+    branch: "main",
+    metadata: {},
+  },
+  links: [],
+  failure: exampleFailure,
+};
+
 /** The template shown in the docs: a small JSON body for a generic HTTP API. */
 export const exampleTemplate = `{
   "summary": {{ payload.project_name | append: " to " | append: payload.environment | json }},
@@ -63,7 +123,7 @@ function binaryCloudEvent(envelope: Envelope): string {
 /** Each marker key's fence and content. */
 export async function formatExamples(): Promise<Record<string, { fence: string; text: string }>> {
   const succeeded = input(exampleEnvelope("succeeded"));
-  const failed = input(exampleEnvelope("failed"));
+  const failed = { ...input(exampleEnvelope("failed")), rollout: exampleFailedRollout };
   const template = await renderTemplate({
     ...succeeded,
     template: exampleTemplate,
@@ -71,6 +131,7 @@ export async function formatExamples(): Promise<Record<string, { fence: string; 
   });
   return {
     event: { fence: "json", text: `${JSON.stringify(exampleEnvelope("succeeded"), null, 2)}\n` },
+    failure: { fence: "json", text: `${JSON.stringify(exampleFailure, null, 2)}\n` },
     slack: { fence: "json", text: pretty(renderSlack(succeeded)) },
     msteams: { fence: "json", text: pretty(renderMsTeams(succeeded)) },
     discord: { fence: "json", text: pretty(renderDiscord(failed)) },
