@@ -52,9 +52,13 @@ describe("podProblems", () => {
   it("finds nothing in a ready pod, nor a probe failure without the kubelet's event", () => {
     expect(podProblems(recorded.ready, [probeEvent])).toEqual([]);
     expect(podProblems(recorded.probeFailing, [])).toEqual([]);
-    // A liveness probe failing restarts the container (a crash loop, read from its state), not a cause here.
-    const liveness = { ...probeEvent, message: "Liveness probe failed: connection refused" };
-    expect(podProblems(recorded.probeFailing, [liveness])).toEqual([]);
+    // A liveness probe failing restarts the container (a crash loop, read from its state), and a startup
+    // probe fails by design until the app is up: neither is a cause here.
+    for (const message of [
+      "Liveness probe failed: connection refused",
+      "Startup probe failed: HTTP probe failed with statuscode: 503",
+    ])
+      expect(podProblems(recorded.probeFailing, [{ ...probeEvent, message }])).toEqual([]);
   });
 });
 

@@ -4,13 +4,15 @@ import { type FailureReason, failureReasons, type PodProblem } from "../../forma
 // What a pod of a rollout's new revision reports that the rollout will not get past by waiting, read
 // as the kubelet and the scheduler write it: a container's `state.waiting.reason` (the image, the
 // configuration, a crash loop), the pod's PodScheduled=False/Unschedulable condition (the scheduler's
-// message), and the kubelet's Warning Events with reason Unhealthy for a readiness or startup probe.
+// message), and the kubelet's Warning Events with reason Unhealthy for a readiness probe.
 
 const waitingReasons = new Set<string>(
   failureReasons.filter((reason) => reason !== "Unschedulable" && reason !== "Unhealthy"),
 );
 
-const probeFailures = ["Readiness probe failed", "Startup probe failed"];
+// Readiness only: a startup probe fails by design until the app is up, within the failures its
+// threshold allows, and past them the kubelet restarts the container (a crash loop, read above).
+const probeFailure = "Readiness probe failed";
 
 function containerProblem(pod: string, status: V1ContainerStatus, init: boolean): PodProblem | undefined {
   const waiting = status.state?.waiting;
@@ -77,7 +79,7 @@ export function podProblems(pod: V1Pod, warnings: readonly CoreV1Event[] = []): 
       (event) =>
         event.reason === "Unhealthy" &&
         eventContainer(event) === status.name &&
-        probeFailures.some((prefix) => event.message?.startsWith(prefix)),
+        event.message?.startsWith(probeFailure),
     );
     if (!probe) continue;
     problems.push({
