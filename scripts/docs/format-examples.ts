@@ -3,7 +3,7 @@ import { renderDiscord } from "../../src/formats/discord.js";
 import type { Envelope } from "../../src/formats/envelope.js";
 import { renderGoogleChat } from "../../src/formats/googlechat.js";
 import { renderMsTeams } from "../../src/formats/msteams.js";
-import type { RolloutDetails } from "../../src/formats/rollout-details.js";
+import { envelopeWithRollout, type RolloutDetails } from "../../src/formats/rollout-details.js";
 import type { RolloutFailure } from "../../src/formats/rollout-failure.js";
 import { renderSlack } from "../../src/formats/slack.js";
 import { renderTemplate } from "../../src/formats/template.js";
@@ -43,21 +43,21 @@ export function exampleEnvelope(kind: "succeeded" | "failed"): Envelope {
 /** Why the example's failed rollout failed, as the operator reads it from its pods (rollout-failure.ts). */
 export const exampleFailure: RolloutFailure = {
   reason: "CrashLoopBackOff",
-  message: "back-off 40s restarting failed container=shop pod=shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
+  message: "back-off 40s restarting failed container=web pod=shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
   // The example event failed at its progress deadline (its error_message says so).
   failed_early: false,
   problems: [
     {
       pod: "shop-7c9d8f6b5-x2k4q",
-      container: "shop",
+      container: "web",
       init_container: false,
       reason: "CrashLoopBackOff",
-      message: "back-off 40s restarting failed container=shop pod=shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
+      message: "back-off 40s restarting failed container=web pod=shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
       exit_code: 1,
       restart_count: 4,
       termination_message: null,
       log_tail: [
-        "shop 2.4.0 starting",
+        "shop 1.4.2 starting",
         "[redacted]",
         "Error: connect ECONNREFUSED 10.96.14.2:5432 (payments database)",
       ],
@@ -69,34 +69,61 @@ export const exampleFailure: RolloutFailure = {
     {
       pod: "shop-7c9d8f6b5-x2k4q",
       reason: "BackOff",
-      message: "Back-off restarting failed container shop in pod shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
+      message: "Back-off restarting failed container web in pod shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
       count: 9,
       last_seen: "2026-11-27T14:04:10.000Z",
     },
   ],
 };
 
-/** The rollout details of the example's failed event: what the cards' "Why it failed" shows. */
-export const exampleFailedRollout: RolloutDetails = {
-  workload: { kind: "Deployment", name: "shop", namespace: "shop", revision: "7" },
-  changes: {
-    images: [
-      {
-        container: "shop",
-        init: false,
-        before: "registry.example.com/shop:2.3.1",
-        after: "registry.example.com/shop:2.4.0",
-      },
-    ],
-    previous_revision: "6",
-    change_cause: null,
-    commit_sha: "9fceb02d0ae598e95dc970b74767f19372d61af8",
-    branch: "main",
-    metadata: {},
-  },
-  links: [],
+/** The rollout details of the example's failed event: what changed, and why it failed. */
+export const exampleFailedRollout = (): RolloutDetails => ({
+  ...exampleRolloutDetails(),
   failure: exampleFailure,
-};
+});
+/**
+ * The details of that rollout as a cluster records them (formats/rollout-details.ts): two images moved,
+ * one kept, Argo CD's tracking annotation, links from ROLLOUT_LINKS.
+ */
+export function exampleRolloutDetails(): RolloutDetails {
+  return {
+    workload: { kind: "Deployment", name: "shop", namespace: "shop", revision: "4" },
+    changes: {
+      images: [
+        {
+          container: "migrate",
+          init: true,
+          before: "registry.example/shop-migrate:1.4.1",
+          after: "registry.example/shop-migrate:1.4.2",
+        },
+        {
+          container: "web",
+          init: false,
+          before: "registry.example/shop:1.4.1",
+          after: "registry.example/shop:1.4.2",
+        },
+        {
+          container: "proxy",
+          init: false,
+          before: "envoyproxy/envoy:v1.31",
+          after: "envoyproxy/envoy:v1.31",
+        },
+      ],
+      previous_revision: "3",
+      change_cause: "Fix the checkout total rounding",
+      commit_sha: "9fceb02d0ae598e95dc970b74767f19372d61af8",
+      branch: "main",
+      metadata: {
+        "app.kubernetes.io/version": "1.4.2",
+        "argocd.argoproj.io/tracking-id": "shop:apps/Deployment:shop/shop",
+      },
+    },
+    links: [
+      { name: "Grafana", url: "https://grafana.example/d/rollouts?var-namespace=shop&var-workload=shop" },
+      { name: "Logs", url: "https://logs.example/search?q=namespace%3Dshop" },
+    ],
+  };
+}
 
 /** The template shown in the docs: a small JSON body for a generic HTTP API. */
 export const exampleTemplate = `{
@@ -110,7 +137,13 @@ export const exampleTemplate = `{
 }
 `;
 
-const input = (envelope: Envelope): FormatInput => ({ envelope, template: null, templateContentType: null });
+const input = (envelope: Envelope): FormatInput => ({
+  envelope,
+  template: null,
+  templateContentType: null,
+  // A cluster's rollout has details, which every card shows.
+  rollout: exampleRolloutDetails(),
+});
 const pretty = (rendered: RenderedBody) => `${JSON.stringify(JSON.parse(rendered.body), null, 2)}\n`;
 
 /** A binary-mode CloudEvent as it goes over the wire: Content-Type, the ce-* headers, the body. */
@@ -123,7 +156,7 @@ function binaryCloudEvent(envelope: Envelope): string {
 /** Each marker key's fence and content. */
 export async function formatExamples(): Promise<Record<string, { fence: string; text: string }>> {
   const succeeded = input(exampleEnvelope("succeeded"));
-  const failed = { ...input(exampleEnvelope("failed")), rollout: exampleFailedRollout };
+  const failed = { ...input(exampleEnvelope("failed")), rollout: exampleFailedRollout() };
   const template = await renderTemplate({
     ...succeeded,
     template: exampleTemplate,
@@ -132,6 +165,10 @@ export async function formatExamples(): Promise<Record<string, { fence: string; 
   return {
     event: { fence: "json", text: `${JSON.stringify(exampleEnvelope("succeeded"), null, 2)}\n` },
     failure: { fence: "json", text: `${JSON.stringify(exampleFailure, null, 2)}\n` },
+    "rollout-details": {
+      fence: "json",
+      text: `${JSON.stringify(JSON.parse(envelopeWithRollout(JSON.stringify(exampleEnvelope("succeeded")), exampleRolloutDetails())), null, 2)}\n`,
+    },
     slack: { fence: "json", text: pretty(renderSlack(succeeded)) },
     msteams: { fence: "json", text: pretty(renderMsTeams(succeeded)) },
     discord: { fence: "json", text: pretty(renderDiscord(failed)) },

@@ -12,6 +12,7 @@ import type { TokenAuthSettings } from "../kube-auth/reviewer.js";
 import type { LogFormat } from "../logger.js";
 import type { KubernetesMode } from "../operator/kube-config.js";
 import type { OperatorConfig } from "../operator/manager.js";
+import { parseLinkTemplates } from "../operator/rollouts/rollout-links.js";
 import { type WorkloadKind, workloadKinds } from "../operator/rollouts/workload-kinds.js";
 import type { SecretKeysConfig } from "../secrets/keys.js";
 import { defaultPreviewSettings, type PreviewSettings } from "../webhooks/preview-admission.js";
@@ -411,6 +412,24 @@ export const configSchema = z.object({
     .describe(
       "A log line or termination-message line of a failed rollout's details that contains one of these words, in any case, is replaced whole by `[redacted]`. Empty: nothing is redacted.",
     ),
+  ROLLOUT_LINKS: z
+    .string()
+    .default("")
+    .transform((value, context) => {
+      try {
+        return parseLinkTemplates(value);
+      } catch (error) {
+        context.addIssue({
+          code: "custom",
+          message: `${(error as Error).message}; write a JSON list such as [{"name":"Grafana","url":"https://grafana.example/d/x?var-namespace={namespace}&var-workload={name}"}]`,
+        });
+        return z.NEVER;
+      }
+    })
+    .meta({ accepts: 'JSON list of `{"name": …, "url": …}`, at most 10' })
+    .describe(
+      "Links carried in each rollout event's details (`rollout_details`, docs/formats.md) and shown on chat cards: each url a template whose `{namespace}`, `{name}`, `{kind}`, `{revision}` and `{project}` are filled per rollout, URL-encoded. Empty: no links.",
+    ),
   WEBHOOK_SECRETS_WITHOUT_LABEL: z
     .string()
     .default("")
@@ -663,6 +682,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         logLines: e.ROLLOUT_LOG_LINES,
         redactWords: e.ROLLOUT_REDACT_WORDS,
       },
+      rolloutLinks: e.ROLLOUT_LINKS,
     },
     tokenAuth: {
       enabled: e.KUBERNETES_TOKEN_AUTH,

@@ -1,5 +1,6 @@
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
 import { failureSection, failureSectionTitle } from "./failure-section.js";
+import { type RolloutCard, rolloutCard } from "./rollout-card.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
@@ -23,6 +24,7 @@ export const discordLimits = {
   errorMessage: 2000,
   /** The "Why it failed" section: with it the worst case stays below 6000 (5,800). */
   failure: 1200,
+  changeLine: 150,
 } as const;
 
 // Discord markdown, masked links, and mentions (`<@id>`, `@everyone`) are all disarmed by a backslash.
@@ -48,19 +50,33 @@ export function renderDiscord(input: FormatInput): RenderedBody {
   if (why !== null) {
     description.push(`**${failureSectionTitle}**\n${fitText(why, discordLimits.failure, discordMarkdown)}`);
   }
+  const title = fitText(cardTitle(card), discordLimits.title, discordMarkdown);
+  const fields = cardFacts(card)
+    .slice(0, discordLimits.fields)
+    .map((fact) => ({
+      name: fact.label,
+      value: fitText(fact.value, discordLimits.factValue, fact.ours ? noEscape : discordMarkdown),
+      inline: true,
+    }));
+  const footer = { text: `${card.eventType} · event ${card.eventId}` };
+  // "What changed" and the links take what the embed's 6000 characters leave, never more.
+  const used =
+    title.length +
+    footer.text.length +
+    fields.reduce((sum, field) => sum + field.name.length + field.value.length, 0) +
+    description.reduce((sum, part) => sum + part.length + 2, 0);
+  // "What changed" goes after a blank line (2 characters) in the description.
+  const descriptionUsed = description.reduce((sum, part) => sum + part.length + 2, 0);
+  const room = Math.min(discordLimits.total - used, discordLimits.description - descriptionUsed) - 2;
+  const changes = changesText(rolloutCard(input.rollout), room);
+  if (changes !== null) description.push(changes);
   const embed = {
-    title: fitText(cardTitle(card), discordLimits.title, discordMarkdown),
+    title,
     ...(card.url === null ? {} : { url: card.url }),
     ...(description.length === 0 ? {} : { description: description.join("\n\n") }),
     color: Number.parseInt(toneColour[card.tone].slice(1), 16),
-    fields: cardFacts(card)
-      .slice(0, discordLimits.fields)
-      .map((fact) => ({
-        name: fact.label,
-        value: fitText(fact.value, discordLimits.factValue, fact.ours ? noEscape : discordMarkdown),
-        inline: true,
-      })),
-    footer: { text: `${card.eventType} · event ${card.eventId}` },
+    fields,
+    footer,
     timestamp: input.envelope.timestamp,
   };
   return {
@@ -68,3 +84,28 @@ export function renderDiscord(input: FormatInput): RenderedBody {
     body: JSON.stringify({ allowed_mentions: { parse: [] }, embeds: [embed] }),
   };
 }
+
+/**
+ * "What changed" and the links (as masked links) in at most `room` characters: whole lines while they
+ * fit, then nothing more. Null when there is nothing to show or no room for its heading.
+ */
+function changesText(rollout: RolloutCard | null, room: number): string | null {
+  if (rollout === null) return null;
+  const heading = "**What changed**";
+  const parts = [
+    ...rollout.lines.map((line) => fitText(line, discordLimits.changeLine, discordMarkdown)),
+    ...rollout.links.map(
+      (link) =>
+        `[${fitText(link.name, discordLimits.changeLine, discordMarkdown)}](${maskedLinkUrl(link.url)})`,
+    ),
+  ];
+  let text = heading;
+  for (const part of parts) {
+    if (text.length + 1 + part.length > room) break;
+    text += `\n${part}`;
+  }
+  return text === heading || text.length > room ? null : text;
+}
+
+/** A masked link's target ends at the first `)`: parentheses in the URL are percent-encoded. */
+const maskedLinkUrl = (url: string) => url.replaceAll("(", "%28").replaceAll(")", "%29");

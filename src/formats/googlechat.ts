@@ -1,11 +1,12 @@
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
 import { failureSection, failureSectionTitle } from "./failure-section.js";
+import { rolloutCard } from "./rollout-card.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
 /**
  * Google Chat documents a message of at most 32,000 bytes and a card of at most 100 widgets; our card
- * has at most 12 widgets and the cuts keep it below a quarter of that size. Card text fields take a
+ * has at most 13 widgets and the cuts keep it below a quarter of that size. Card text fields take a
  * small HTML subset (`<b>`, `<font color>`, `<a href>`, `<br>` …), so user text is HTML-escaped; cards
  * carry no mentions (those exist only in a message's plain `text`, which this body does not use).
  */
@@ -18,6 +19,7 @@ export const googleChatLimits = {
   commitSubject: 300,
   errorMessage: 2000,
   failure: 2000,
+  changeLine: 200,
 } as const;
 
 const html: CharEscape = (char) =>
@@ -65,9 +67,18 @@ export function renderGoogleChat(input: FormatInput): RenderedBody {
       },
     });
   }
-  if (card.url !== null) {
+  const rollout = rolloutCard(input.rollout);
+  if (rollout !== null && rollout.lines.length > 0) {
+    const lines = rollout.lines.map((line) => fitText(line, googleChatLimits.changeLine, html));
+    widgets.push({ textParagraph: { text: `<b>What changed</b><br>${lines.join("<br>")}` } });
+  }
+  const buttons = [
+    ...(card.url === null ? [] : [{ text: "Open deployment", url: card.url }]),
+    ...(rollout?.links ?? []).map((link) => ({ text: link.name, url: link.url })),
+  ];
+  if (buttons.length > 0) {
     widgets.push({
-      buttonList: { buttons: [{ text: "Open deployment", onClick: { openLink: { url: card.url } } }] },
+      buttonList: { buttons: buttons.map((b) => ({ text: b.text, onClick: { openLink: { url: b.url } } })) },
     });
   }
   const message = {

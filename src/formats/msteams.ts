@@ -1,5 +1,6 @@
 import { cardFacts, cardTitle, type DeploymentCard, deploymentCard, type Tone } from "./deployment-card.js";
 import { failureSection, failureSectionTitle } from "./failure-section.js";
+import { type RolloutCard, rolloutCard } from "./rollout-card.js";
 import { fitText } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
@@ -14,7 +15,9 @@ export const msTeamsLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
-  failure: 2000,
+  /** "Why it failed": with What changed in the worst case the card stays below 28 KB (UTF-16). */
+  failure: 1000,
+  changeLine: 200,
 } as const;
 
 /** The Adaptive Card schema version: 1.4 renders in every Teams client (desktop, web and mobile). */
@@ -34,13 +37,14 @@ const toneColour: Record<Tone, string> = {
  */
 export function renderMsTeams(input: FormatInput): RenderedBody {
   const card = deploymentCard(input.envelope);
+  const rollout = rolloutCard(input.rollout);
   const message = {
     type: "message",
     attachments: [
       {
         contentType: "application/vnd.microsoft.card.adaptive",
         contentUrl: null,
-        content: adaptiveCard(card, failureSection(input.rollout)),
+        content: adaptiveCard(card, rollout, failureSection(input.rollout)),
       },
     ],
   };
@@ -48,7 +52,11 @@ export function renderMsTeams(input: FormatInput): RenderedBody {
 }
 
 /** `whyItFailed`: the "Why it failed" section's text (failure-section.ts), shown a line per block. */
-export function adaptiveCard(card: DeploymentCard, whyItFailed: string | null = null): object {
+export function adaptiveCard(
+  card: DeploymentCard,
+  rollout: RolloutCard | null = null,
+  whyItFailed: string | null = null,
+): object {
   const body: object[] = [
     richText([
       run(fitText(cardTitle(card), msTeamsLimits.title), {
@@ -91,17 +99,23 @@ export function adaptiveCard(card: DeploymentCard, whyItFailed: string | null = 
     for (const line of fitText(whyItFailed, msTeamsLimits.failure).split("\n"))
       body.push(richText([run(line || " ")], "None"));
   }
+  if (rollout !== null && rollout.lines.length > 0) {
+    body.push(richText([run("What changed", { weight: "Bolder" })], "Medium"));
+    for (const line of rollout.lines) body.push(richText([run(fitText(line, msTeamsLimits.changeLine))]));
+  }
   body.push(
     richText([run(`${card.eventType} · event ${card.eventId}`, { isSubtle: true, size: "Small" })], "Medium"),
   );
+  const actions = [
+    ...(card.url === null ? [] : [{ type: "Action.OpenUrl", title: "Open deployment", url: card.url }]),
+    ...(rollout?.links ?? []).map((link) => ({ type: "Action.OpenUrl", title: link.name, url: link.url })),
+  ];
   return {
     $schema: "http://adaptivecards.io/schemas/adaptive-card.json",
     type: "AdaptiveCard",
     version: adaptiveCardVersion,
     body,
-    ...(card.url === null
-      ? {}
-      : { actions: [{ type: "Action.OpenUrl", title: "Open deployment", url: card.url }] }),
+    ...(actions.length === 0 ? {} : { actions }),
   };
 }
 

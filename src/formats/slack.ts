@@ -3,6 +3,7 @@
 import type { HeaderBlock, KnownBlock, MessageAttachment } from "@slack/types";
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
 import { failureSection, failureSectionTitle } from "./failure-section.js";
+import { rolloutCard } from "./rollout-card.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
 
@@ -24,6 +25,8 @@ export const slackLimits = {
   errorMessage: 2000,
   /** The "Why it failed" section, below a section's 3000 with its heading. */
   failure: 2800,
+  /** Ours: each line of "What changed" (5 images and 3 more lines: within a section's 3000). */
+  changeLine: 200,
 } as const;
 
 /** mrkdwn: `&`, `<` and `>` are the control characters; escaped, `<!channel>` or `<@U123>` is just text. */
@@ -61,10 +64,26 @@ export function renderSlack(input: FormatInput): RenderedBody {
     const text = `*${failureSectionTitle}*\n${fitText(why, slackLimits.failure, mrkdwn)}`;
     details.push({ type: "section", text: { type: "mrkdwn", text } });
   }
-  if (card.url !== null) {
+  const rollout = rolloutCard(input.rollout);
+  if (rollout !== null && rollout.lines.length > 0) {
+    const lines = rollout.lines.map((line) => fitText(line, slackLimits.changeLine, mrkdwn));
+    details.push({ type: "section", text: { type: "mrkdwn", text: `*What changed*\n${lines.join("\n")}` } });
+  }
+  const buttons = [
+    ...(card.url === null ? [] : [{ text: "Open deployment", url: card.url }]),
+    ...(rollout?.links ?? []).map((link) => ({
+      text: fitText(link.name, slackLimits.buttonText),
+      url: link.url,
+    })),
+  ];
+  if (buttons.length > 0) {
     details.push({
       type: "actions",
-      elements: [{ type: "button", text: { type: "plain_text", text: "Open deployment" }, url: card.url }],
+      elements: buttons.map((b) => ({
+        type: "button",
+        text: { type: "plain_text", text: b.text },
+        url: b.url,
+      })),
     });
   }
   details.push({

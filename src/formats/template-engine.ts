@@ -67,13 +67,15 @@ function parseUncached(source: string): Template[] {
 }
 
 /**
- * Renders `template` with `event` (the envelope without its payload) and `payload`, in this thread. The
- * output is the body as sent, with the declared content type, checked by checkOutput.
+ * Renders `template` with `event` (the envelope without its payload), `payload` and `rollout` (the
+ * event's rollout details, or null), in this thread. The output is the body as sent, with the declared
+ * content type, checked by checkOutput.
  */
 export function renderInThread(
   template: string,
   envelope: { payload?: unknown } & Record<string, unknown>,
   templateContentType: string | null,
+  rollout: object | null = null,
 ): RenderedBody {
   let templates: Template[];
   try {
@@ -84,7 +86,7 @@ export function renderInThread(
   const { payload, ...event } = envelope;
   let output: string;
   try {
-    output = String(renderWithinLimit(templates, { event, payload }));
+    output = String(renderWithinLimit(templates, { event, payload, rollout }));
   } catch (error) {
     const { message, line } = describeLiquidError(error);
     throw new RenderError(

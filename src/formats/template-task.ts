@@ -9,6 +9,8 @@ export type TemplateTask =
       template: string;
       /** The event's envelope, as stored. */
       envelope: { payload?: unknown } & Record<string, unknown>;
+      /** The event's rollout details (rollout-details.ts), the template's `rollout`; null for none. */
+      rollout: object | null;
       contentType: string | null;
     };
 

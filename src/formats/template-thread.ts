@@ -26,7 +26,7 @@ function answer(task: TemplateTask): TemplateAnswer {
       parseTemplate(task.template);
       return { ok: true };
     }
-    const rendered = renderInThread(task.template, task.envelope, task.contentType);
+    const rendered = renderInThread(task.template, task.envelope, task.contentType, task.rollout);
     return { ok: true, rendered };
   } catch (error) {
     if (error instanceof TemplateSyntaxError)

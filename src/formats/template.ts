@@ -94,8 +94,8 @@ export async function checkTemplate(source: string): Promise<void> {
 }
 
 /**
- * Renders the webhook's template with `event` (the envelope without its payload) and `payload`, on a
- * template thread. The output is the body as sent, with the webhook's declared content type. Throws
+ * Renders the webhook's template with `event` (the envelope without its payload), `payload` and
+ * `rollout` (the event's rollout details, null for none), on a template thread. The output is the body as sent, with the webhook's declared content type. Throws
  * RenderError for every way a template can fail, the thread's deadline and memory bound included.
  */
 export async function renderTemplate(input: FormatInput): Promise<RenderedBody> {
@@ -107,6 +107,7 @@ export async function renderTemplate(input: FormatInput): Promise<RenderedBody> 
     kind: "render",
     template: input.template,
     envelope: input.envelope as unknown as Record<string, unknown>,
+    rollout: input.rollout ?? null,
     contentType: input.templateContentType,
   }).catch((error: Error) => {
     // A fault of the thread, not of the template: still only this delivery fails, and its record says so.

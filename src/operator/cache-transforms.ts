@@ -40,6 +40,21 @@ const nameAndImage = (containers: Container[] | undefined) =>
   containers?.map(({ name, image }) => ({ name, image }));
 
 /**
+ * Of a pod template, only each container's name and image (init containers too): what a rollout's
+ * "what changed" compares between revisions (rollouts/rollout-changes.ts).
+ */
+export function templateImagesOnly(template: V1PodTemplateSpec | undefined): V1PodTemplateSpec | undefined {
+  if (!template?.spec) return undefined;
+  // Containers without the rest of their fields: what the type calls required is not read here.
+  return {
+    spec: {
+      containers: nameAndImage(template.spec.containers) ?? [],
+      ...(template.spec.initContainers && { initContainers: nameAndImage(template.spec.initContainers) }),
+    },
+  } as V1PodTemplateSpec;
+}
+
+/**
  * A workload as the rollout controller reads it: slim metadata, its status, its spec without the
  * pod template's body and without a StatefulSet's volume claim templates. Of the pod template only its
  * labels (the Services that select its pods, for the url) and annotations (CI's deployment facts), and

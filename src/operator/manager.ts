@@ -14,6 +14,7 @@ import type { CacheTransform } from "./cache-transforms.js";
 import { type ResilientInformer, resilientInformer } from "./informer.js";
 import type { KubeGateway } from "./kube-gateway.js";
 import type { DiagnosisSettings } from "./rollouts/rollout-diagnosis.js";
+import type { LinkTemplate } from "./rollouts/rollout-links.js";
 import type { WorkloadKind } from "./rollouts/workload-kinds.js";
 
 /** The operator's settings (app/config.ts: leader election, namespaces, kinds, re-lists, status resync). */
@@ -32,6 +33,8 @@ export interface OperatorConfig {
   secretsWithoutLabel: readonly string[];
   /** What the operator reads of a stalled rollout's pods, and its fail-fast rule (rollouts/rollout-diagnosis.ts). */
   diagnosis: DiagnosisSettings;
+  /** The links each rollout's details carry (ROLLOUT_LINKS; rollouts/rollout-links.ts). */
+  rolloutLinks: readonly LinkTemplate[];
 }
 
 /**

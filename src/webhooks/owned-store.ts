@@ -25,6 +25,8 @@ export interface OwnedWebhookFormat {
   signature_scheme?: "hmac-sha256" | "standard-webhooks";
   /** Clear text values; null removes them. */
   headers?: Record<string, string> | null;
+  /** Whether rollout events carry payload.rollout (rollout-details-field.ts). */
+  rollout_details?: boolean;
 }
 
 /**
@@ -89,7 +91,7 @@ export async function upsertOwnedWebhook(
                 format = $13, cloudevents_mode = $14, template = $15, template_content_type = $16,
                 signature_scheme = $17,
                 headers = CASE WHEN $18 THEN headers ELSE $19 END, header_names = $20,
-                filters = $21::jsonb,
+                filters = $21::jsonb, rollout_details = $22,
                 ${clearAutoDisableWhen("$12 OR $9::int IS NULL")},
                 updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
           WHERE owner = $1
@@ -112,6 +114,7 @@ export async function upsertOwnedWebhook(
           sameHeaders ? null : sealCustomHeaders((clear) => secrets.seal(clear), headers),
           Object.keys(headers ?? {}).sort(),
           filtersParam(filters),
+          format.rollout_details,
         ],
       );
       if (rows[0]) return rows[0];
@@ -121,8 +124,8 @@ export async function upsertOwnedWebhook(
       `INSERT INTO webhooks (project_id, url, secret, events, enabled, owner, secret_encrypted,
                              retry_max_attempts, auto_disable_after_failures, auto_disable_min_seconds,
                              owner_generation, format, cloudevents_mode, template, template_content_type,
-                             signature_scheme, headers, header_names, filters)
-       VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::jsonb)
+                             signature_scheme, headers, header_names, filters, rollout_details)
+       VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::jsonb, $19)
        ON CONFLICT (owner) DO NOTHING
        RETURNING ${columns}`,
       [
@@ -140,6 +143,7 @@ export async function upsertOwnedWebhook(
         sealCustomHeaders((clear) => secrets.seal(clear), headers),
         Object.keys(headers ?? {}).sort(),
         filtersParam(filters),
+        format.rollout_details,
       ],
     );
     if (rows[0]) return rows[0];
@@ -159,9 +163,10 @@ const formatOf = (webhook: OwnedWebhookFormat): StoredFormat => ({
   template: webhook.template ?? null,
   template_content_type: webhook.template_content_type ?? defaultTemplateContentType,
   signature_scheme: webhook.signature_scheme ?? "hmac-sha256",
+  rollout_details: webhook.rollout_details ?? false,
 });
 
-/** The column values, in the order both statements above take them. */
+/** The column values, in the order both statements above take them (rollout_details apart, last). */
 const formatValues = (format: StoredFormat) => [
   format.format,
   format.cloudevents_mode,
@@ -175,7 +180,8 @@ const sameFormat = (row: WebhookRow, format: StoredFormat) =>
   row.cloudevents_mode === format.cloudevents_mode &&
   row.template === format.template &&
   (row.template_content_type ?? defaultTemplateContentType) === format.template_content_type &&
-  row.signature_scheme === format.signature_scheme;
+  row.signature_scheme === format.signature_scheme &&
+  row.rollout_details === format.rollout_details;
 
 /** Headers as one comparable text, in the order they are stored and sent (by name); null for none. */
 function clearHeaders(headers: Record<string, string> | null): string | null {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseLinkTemplates } from "../../src/operator/rollouts/rollout-links.js";
 import {
   type KubeObject,
   kindsOf,
@@ -38,6 +39,19 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
         lifecycle: { preStop: { exec: { command: ["sleep", "5"] } } },
       });
       expect(operator(render({ shutdownDelaySeconds: "0" })).lifecycle).toBeUndefined();
+    });
+
+    it("passes config.rolloutLinks as ROLLOUT_LINKS, JSON the operator parses ([] when unset)", () => {
+      const env = (objects: KubeObject[]) =>
+        only(objects, "Deployment").spec.template.spec.containers[0].env.find(
+          (e: KubeObject) => e.name === "ROLLOUT_LINKS",
+        );
+      expect(parseLinkTemplates(env(render()).value)).toEqual([]);
+      const url = "https://grafana.example/d/x?var-namespace={namespace}&var-workload={name}";
+      const set = env(
+        render({ "config.rolloutLinks[0].name": "Grafana", "config.rolloutLinks[0].url": url }),
+      );
+      expect(parseLinkTemplates(set.value)).toEqual([{ name: "Grafana", url }]);
     });
 
     it("leaves out the alerts named in prometheusRule.disabledAlerts", () => {
@@ -145,6 +159,9 @@ describe.skipIf(!helm.path)(needing("chart values", helm), { timeout: 60_000 }, 
       expect(failure({ "config.webhookSecretsWithoutLabel[0]": "api-token" })).toContain(
         "/config/webhookSecretsWithoutLabel/0",
       );
+      expect(
+        failure({ "config.rolloutLinks[0].name": "Grafana", "config.rolloutLinks[0].url": "grafana/d/x" }),
+      ).toContain("/config/rolloutLinks/0/url");
       for (const kinds of ["", "Deployment\\,CronJob"])
         expect(failure({ "config.watchWorkloadKinds": kinds })).toContain("/config/watchWorkloadKinds");
     });

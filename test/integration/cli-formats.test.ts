@@ -280,6 +280,26 @@ describe("webhooks create and update with format options", () => {
     }
   });
 
+  it("turns rollout details on with --rollout-details and off with --no-rollout-details", async () => {
+    const created = await cliJson([
+      "hooks",
+      "create",
+      "--project-id",
+      String(projectId),
+      "--url",
+      "https://example.com/rollouts",
+      "--events",
+      "deployment.failed",
+      "--rollout-details",
+    ]);
+    expect(created.rollout_details).toBe(true);
+    const ref = ["--project-id", String(projectId), "--webhook-id", String(created.id)];
+    const off = await cliJson(["hooks", "update", ...ref, "--no-rollout-details"]);
+    expect(off).not.toHaveProperty("rollout_details");
+    const on = await cliJson(["hooks", "update", ...ref, "--rollout-details"]);
+    expect(on.rollout_details).toBe(true);
+  });
+
   it("refuses a header without = as a usage error (exit 2)", async () => {
     const result = await runCli({ baseUrl: service.baseUrl, apiKey: service.adminKey }, [
       "webhooks",

@@ -88,4 +88,14 @@ it("stores, compares and updates the format fields of an operator-owned webhook"
     header_names: [],
   });
   expect(templated.id).toBe(created.id);
+  expect(templated.rollout_details).toBe(false);
+
+  // spec.rolloutDetails: stored, compared (the same spec again writes nothing) and turned off again.
+  const detailed = await upsertOwnedWebhook(pool, secrets, { ...base, generation: 3, rollout_details: true });
+  expect(detailed.rollout_details).toBe(true);
+  expect(toWebhookJson(detailed).rollout_details).toBe(true);
+  const same = await upsertOwnedWebhook(pool, secrets, { ...base, generation: 3, rollout_details: true });
+  expect(same.updated_at).toEqual(detailed.updated_at);
+  const plain = await upsertOwnedWebhook(pool, secrets, { ...base, generation: 4 });
+  expect(plain.rollout_details).toBe(false);
 });

@@ -84,6 +84,7 @@ describe("rollout_details", () => {
     await webhookOn("cloudevents-opted", { format: "cloudevents", rollout_details: true });
     await webhookOn("standard", { signature_scheme: "standard-webhooks" });
     await webhookOn("standard-opted", { signature_scheme: "standard-webhooks", rollout_details: true });
+    await webhookOn("slack", { format: "slack" });
 
     const emitted = await withTransaction(service.pool, (client) =>
       emitEvent(client, {
@@ -110,6 +111,12 @@ describe("rollout_details", () => {
     expect(openedCloudEvent.data.rollout).toEqual(details);
     const { rollout: _ceRollout, ...ceRest } = openedCloudEvent.data;
     expect(ceRest).toEqual(cloudEvent.data);
+
+    // A chat card is our own format: it shows what changed whenever the event says, opt-in or not.
+    const slack = (
+      await waitUntil("the Slack card", async () => receiver.requests.find((r) => r.path === "/slack"))
+    ).body;
+    expect(slack).toContain("*What changed*\\nRevision 3 → 4\\nweb: shop:1.0 → shop:1.1");
   });
 
   it("replays the opted-in body as it was sent", async () => {

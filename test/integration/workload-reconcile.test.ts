@@ -44,6 +44,7 @@ function deps(workload: V1StatefulSet, now: { at: Date }) {
     progress: statefulSetProgress,
     startedAt: () => undefined,
     newPods: () => undefined,
+    previousRevision: () => undefined,
   };
   return {
     pool,
@@ -54,6 +55,7 @@ function deps(workload: V1StatefulSet, now: { at: Date }) {
     routing: noRouting,
     clock: new ProgressClock(),
     recorded: new Map<string, string>(),
+    links: [],
     now: () => now.at,
     // Rules out failing early: these rollouts' pods are not known (newPods), the deadline decides.
     diagnosis: new RolloutDiagnosis(noPods, { ...diagnosisDefaults, failFast: false }),

@@ -142,7 +142,7 @@ describe("slimWorkload", () => {
 });
 
 describe("slimReplicaSet", () => {
-  it("keeps its owner, revision and creation, and nothing of its spec or status", () => {
+  it("keeps its owner, revision, creation and containers' images, and nothing else of its spec or status", () => {
     const created = "2026-11-27T10:00:00Z";
     const replicaSet: V1ReplicaSet = {
       apiVersion: "apps/v1",
@@ -186,6 +186,16 @@ describe("slimReplicaSet", () => {
         ownerReferences: [
           { apiVersion: "apps/v1", kind: "Deployment", name: "shop", uid: "uid-1", controller: true },
         ],
+      },
+      // The images, for what a later rollout changed (rollouts/rollout-changes.ts).
+      spec: {
+        selector: {},
+        template: {
+          spec: {
+            containers: [{ name: "web", image: "registry.example/shop:1.2" }],
+            initContainers: [{ name: "migrate", image: "registry.example/shop-migrate:1.2" }],
+          },
+        },
       },
     });
   });

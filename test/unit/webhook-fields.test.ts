@@ -55,6 +55,7 @@ describe("webhookFieldsFromSpec", () => {
       signature_scheme: "hmac-sha256",
       headers: null,
       filters: null,
+      rollout_details: false,
     });
   });
 
@@ -66,6 +67,7 @@ describe("webhookFieldsFromSpec", () => {
       templateContentType: "text/plain",
       cloudEventsMode: "binary",
       signatureScheme: "standard-webhooks",
+      rolloutDetails: true,
       headers: [
         { name: "Authorization", valueFrom: { secretKeyRef: { name: "api", key: "token" } } },
         { name: "X-Team", value: "payments" },
@@ -81,6 +83,7 @@ describe("webhookFieldsFromSpec", () => {
       signature_scheme: "standard-webhooks",
       headers: { Authorization: "Bearer abc.def", "X-Team": "payments" },
       filters: null,
+      rollout_details: true,
     });
   });
 

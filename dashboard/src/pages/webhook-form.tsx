@@ -33,6 +33,7 @@ const fields = [
   "signature_scheme",
   "headers",
   "filters",
+  "rollout_details",
 ] as const;
 type Field = (typeof fields)[number];
 
@@ -75,6 +76,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
   const [url, setUrl] = useState(webhook?.url ?? "");
   const [events, setEvents] = useState<string[]>(webhook?.events ?? []);
   const [enabled, setEnabled] = useState(webhook?.enabled ?? true);
+  const [rolloutDetails, setRolloutDetails] = useState(webhook?.rollout_details ?? false);
   const [policy, setPolicy] = useState(policyValuesOf(webhook));
   const [rateLimit, setRateLimit] = useState(rateLimitValuesOf(webhook));
   const [secretAction, setSecretAction] = useState<SecretAction>(webhook ? "keep" : "replace");
@@ -114,6 +116,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
       ...changedFormatBody(formatValues, saved),
       ...headersBody(headerValues, !webhook),
       ...filterChange,
+      ...(rolloutDetails !== (saved?.rollout_details ?? false) ? { rollout_details: rolloutDetails } : {}),
     };
     try {
       const saved = webhook
@@ -266,6 +269,24 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
               </span>
             </label>
             <FieldError id="enabled-error" message={problems.enabled} />
+          </div>
+
+          <div class="field">
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={rolloutDetails}
+                onChange={(e) => setRolloutDetails(e.currentTarget.checked)}
+              />
+              <span>
+                <strong>Rollout details</strong>
+                <span class="help">
+                  Rollout events also carry <code>payload.rollout</code>: images before and after, version
+                  labels, links, and why a failed rollout failed.
+                </span>
+              </span>
+            </label>
+            <FieldError id="rollout_details-error" message={problems.rollout_details} />
           </div>
 
           <div class="actions">

@@ -164,7 +164,7 @@ export function registerWebhookCommands(program: Command): void {
     if (Object.keys(changes).length === 0) {
       usageError(
         command,
-        "nothing to update: give --url, --url-secret, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --rate-limit, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
+        "nothing to update: give --url, --url-secret, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --rate-limit, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --rollout-details, --no-rollout-details, --selector, --environment, --kind or --remove-filters",
       );
     }
     emit(json, await client.updateWebhook(options.projectId, options.webhookId, changes), webhookFields);

@@ -14,6 +14,7 @@ export interface FormatOptions {
   templateContentType?: string;
   header?: [string, string][];
   removeHeaders?: boolean;
+  rolloutDetails?: boolean;
 }
 
 /** `Name=value`, repeatable; the value may contain `=`. The server checks names and values. */
@@ -51,10 +52,14 @@ export function addFormatOptions(command: Command, { forUpdate }: { forUpdate: b
           : "custom request header (such as Authorization), repeatable; its value is never shown again",
       ).argParser(headerPair),
     );
+  command.option(
+    "--rollout-details",
+    "rollout events carry payload.rollout: images before and after, version labels, links, why it failed",
+  );
   if (forUpdate) {
-    command.addOption(
-      new Option("--remove-headers", "remove every custom request header").conflicts("header"),
-    );
+    command
+      .addOption(new Option("--remove-headers", "remove every custom request header").conflicts("header"))
+      .option("--no-rollout-details", "rollout events' bodies without payload.rollout again");
   }
   return command;
 }
@@ -78,5 +83,6 @@ export async function formatFields(
   }
   if (options.header !== undefined) fields.headers = Object.fromEntries(options.header);
   if (options.removeHeaders) fields.headers = null;
+  if (options.rolloutDetails !== undefined) fields.rollout_details = options.rolloutDetails;
   return fields;
 }

@@ -53,6 +53,7 @@ export interface WebhookSpec {
   autoDisable?: { afterFailures: number; minDurationSeconds: number };
   filters?: WebhookSpecFilters;
   rateLimit?: { perSecond: number; burst: number };
+  rolloutDetails?: boolean;
 }
 
 /** Shaped like metav1.Condition. */
@@ -172,6 +173,11 @@ export const specSchema = {
       enum: ["hmac-sha256", "standard-webhooks"],
       description:
         "hmac-sha256 (the default, X-Webhook-Signature) or standard-webhooks (webhook-id, webhook-timestamp, webhook-signature).",
+    },
+    rolloutDetails: {
+      type: "boolean",
+      description:
+        "true: each rollout event recorded from the cluster carries payload.rollout (the workload, images before and after, version labels, links; on deployment.failed what the pods report). Default false: bodies as without it.",
     },
     headers: {
       type: "array",

@@ -11,7 +11,9 @@ import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
 import type { NewPods } from "../rollouts/pod-source.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
 import { replicaSetCache } from "../rollouts/replica-set-cache.js";
+import type { PreviousRevision } from "../rollouts/rollout-changes.js";
 import type { RolloutDiagnosis } from "../rollouts/rollout-diagnosis.js";
+import type { LinkTemplate } from "../rollouts/rollout-links.js";
 import type { Routing } from "../rollouts/rollout-url.js";
 import { deploymentRollout } from "../rollouts/workload-kinds.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
@@ -27,6 +29,10 @@ export interface RolloutControllerDeps {
   rolloutStartedAt(deployment: V1Deployment): Promise<Date | undefined>;
   /** What routes to the Deployment's pods, from the caches (rollout-url.ts). */
   routing: Routing;
+  /** The revision the Deployment's current one replaces, from the ReplicaSet cache (replica-set-cache.ts). */
+  previousRevision(deployment: V1Deployment): PreviousRevision | undefined;
+  /** ROLLOUT_LINKS (rollout-links.ts). */
+  links: readonly LinkTemplate[];
   /** Hands the deliveries of the events recorded to this replica's worker (emit.ts). */
   handOver?: EventHandOver;
   logger: Logger;
@@ -88,7 +94,14 @@ export async function reconcileDeployment(
       await deps.projectFor(namespace),
       // Failed early by the operator: it concluded now, not when the Deployment controller last spoke.
       phase === controller ? rollout : { ...rollout, phase, concludedAt: undefined },
-      { replicaSetCreated, routing: deps.routing, handOver: deps.handOver, failure },
+      {
+        replicaSetCreated,
+        routing: deps.routing,
+        handOver: deps.handOver,
+        previous: deps.previousRevision(deployment),
+        links: deps.links,
+        failure,
+      },
     );
     if (uid && seen !== undefined) deps.recorded.set(uid, seen);
   });
@@ -143,6 +156,8 @@ export function setupRolloutController(
           projectFor: deps.namespaces.projectFor,
           rolloutStartedAt: replicaSets.createdAt,
           routing: deps.routing,
+          previousRevision: replicaSets.previousRevision,
+          links: manager.config.rolloutLinks,
           handOver: manager.handOver,
           logger,
           recorded,

@@ -64,6 +64,7 @@ export async function webhookFieldsFromSpec(
     signature_scheme: spec.signatureScheme ?? "hmac-sha256",
     headers: Object.keys(headers).length > 0 ? headers : null,
     filters,
+    rollout_details: spec.rolloutDetails ?? false,
   };
 }
 

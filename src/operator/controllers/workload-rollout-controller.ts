@@ -9,6 +9,7 @@ import { listInPages } from "../paged-list.js";
 import { ProgressClock, phaseAtDeadline, progressDeadlineSeconds } from "../rollouts/progress-deadline.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
 import type { RolloutDiagnosis } from "../rollouts/rollout-diagnosis.js";
+import type { LinkTemplate } from "../rollouts/rollout-links.js";
 import type { Routing } from "../rollouts/rollout-url.js";
 import { resourceOfKind, type Workload } from "../rollouts/workload-kinds.js";
 import { type ReconcileResult, WorkQueue } from "../work-queue.js";
@@ -30,6 +31,8 @@ export interface WorkloadRolloutDeps<T extends Workload> {
   recorded: Map<string, string>;
   /** What the new pods of a stalled rollout report, and the fail-fast rule (rollout-diagnosis.ts). */
   diagnosis: RolloutDiagnosis;
+  /** ROLLOUT_LINKS (rollout-links.ts). */
+  links: readonly LinkTemplate[];
   now?: () => Date;
 }
 
@@ -84,6 +87,8 @@ export async function reconcileWorkload<T extends Workload>(
         routing: deps.routing,
         handOver: deps.handOver,
         failure,
+        previous: deps.source.previousRevision(workload, revision),
+        links: deps.links,
       },
     );
     deps.recorded.set(uid, seen);
@@ -147,6 +152,7 @@ export function setupWorkloadRolloutController<T extends Workload>(
           clock,
           recorded,
           diagnosis: deps.diagnosis,
+          links: manager.config.rolloutLinks,
         },
         key,
       ),

@@ -8,10 +8,16 @@ import type {
 import { slimObject } from "../cache-transforms.js";
 import type { ControllerManager } from "../manager.js";
 import { type ListPage, listInPages } from "../paged-list.js";
+import {
+  daemonSetRevisionBefore,
+  revisionBefore,
+  revisionImagesOnly,
+} from "../rollouts/controller-revisions.js";
 import { daemonSetProgress, daemonSetRevision } from "../rollouts/daemonset-phase.js";
 import { daemonSetNewPods, statefulSetNewPods } from "../rollouts/new-pods.js";
 import type { NewPods } from "../rollouts/pod-source.js";
 import type { WorkloadProgress } from "../rollouts/progress-deadline.js";
+import type { PreviousRevision } from "../rollouts/rollout-changes.js";
 import {
   type ControllerRevisions,
   newestRevisionCreatedAt,
@@ -32,6 +38,8 @@ export interface WorkloadSource<T extends Workload> {
   startedAt(workload: T): Date | undefined;
   /** The pods of the rollout's revision, for a rollout that stalls (new-pods.ts). */
   newPods(workload: T, revision: string): NewPods | undefined;
+  /** The revision the current one (`revision`) replaces, from the kind's ControllerRevisions. */
+  previousRevision(workload: T, revision: string): PreviousRevision | undefined;
 }
 
 export function statefulSetSource(
@@ -46,6 +54,7 @@ export function statefulSetSource(
     progress: statefulSetProgress,
     startedAt: (statefulSet) => newestRevisionCreatedAt(statefulSet, revisions),
     newPods: statefulSetNewPods,
+    previousRevision: (statefulSet, revision) => revisionBefore(statefulSet, Number(revision), revisions),
   };
 }
 
@@ -61,6 +70,7 @@ export function daemonSetSource(
     progress: daemonSetProgress,
     startedAt: (daemonSet) => newestRevisionCreatedAt(daemonSet, revisions),
     newPods: daemonSetNewPods,
+    previousRevision: (daemonSet) => daemonSetRevisionBefore(daemonSet, revisions),
   };
 }
 
@@ -73,8 +83,12 @@ export function controllerRevisionCache(
   manager: ControllerManager,
   onChange: (revision: V1ControllerRevision) => void,
 ) {
-  // Its revision number and owner are read, never its `data` (a copy of the pod template).
-  const slimRevision = (revision: V1ControllerRevision) => ({ ...slimObject(revision), data: undefined });
+  // Its revision number and owner are read, and of its `data` (a copy of the pod template) only the
+  // containers' names and images, for what changed between revisions (controller-revisions.ts).
+  const slimRevision = (revision: V1ControllerRevision) => ({
+    ...slimObject(revision),
+    data: revisionImagesOnly(revision),
+  });
   const informer = manager.informer<V1ControllerRevision>(
     "controllerrevisions",
     "/apis/apps/v1/controllerrevisions",

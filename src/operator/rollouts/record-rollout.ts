@@ -12,11 +12,12 @@ import {
   updateRollout,
 } from "../../deployments/store.js";
 import type { DeploymentEventType } from "../../event-types.js";
-import type { RolloutDetails, RolloutFailure, RolloutLink } from "../../formats/rollout-details.js";
+import type { RolloutDetails, RolloutFailure } from "../../formats/rollout-details.js";
 import { type ProjectRow, projectNames } from "../../projects/store.js";
 import { readRolloutAnnotations } from "./annotations.js";
 import { eventsToEmit, isFinished, statusAfter } from "./phase.js";
 import { type PreviousRevision, rolloutChanges } from "./rollout-changes.js";
+import { type LinkTemplate, renderLink } from "./rollout-links.js";
 import { rolloutFinishedAt, rolloutStartedAt } from "./rollout-times.js";
 import { noRouting, type Routing, rolloutUrl } from "./rollout-url.js";
 import type { ObservedRollout, Workload } from "./workload-kinds.js";
@@ -97,8 +98,8 @@ export async function recordRollout(
     handOver?: EventHandOver;
     /** The revision this rollout replaces, from the caches: images before (rollout-changes.ts). */
     previous?: PreviousRevision;
-    /** The configured links, rendered for this rollout (rollout-links.ts). */
-    links?: RolloutLink[];
+    /** The configured links (ROLLOUT_LINKS), rendered here for this rollout (rollout-links.ts). */
+    links?: readonly LinkTemplate[];
     /** What the pods report, for a rollout that failed: carried by its deployment.failed only. */
     failure?: RolloutFailure;
   } = {},
@@ -108,15 +109,13 @@ export async function recordRollout(
   // Until the workload's controller has assigned a revision, there is no rollout to speak of.
   if (!uid || !revision) return [];
   const facts = readRolloutAnnotations(workload);
+  const where = { kind, name: workload.metadata?.name ?? "", namespace: workload.metadata?.namespace ?? "" };
   const details: RolloutDetails = {
-    workload: {
-      kind,
-      name: workload.metadata?.name ?? "",
-      namespace: workload.metadata?.namespace ?? "",
-      revision,
-    },
+    workload: { ...where, revision },
     changes: rolloutChanges(workload, observed.previous, facts),
-    links: observed.links ?? [],
+    links: (observed.links ?? []).map((link) =>
+      renderLink(link, { ...where, revision, project: project.name }),
+    ),
   };
 
   let handedOver: ClaimedDelivery[] = [];

@@ -5,10 +5,11 @@ import type {
   V1Deployment,
   V1ReplicaSet,
 } from "@kubernetes/client-node";
-import type { CacheTransform } from "../cache-transforms.js";
+import { type CacheTransform, templateImagesOnly } from "../cache-transforms.js";
 import type { ResilientInformer } from "../informer.js";
 import { listInPages } from "../paged-list.js";
 import { revisionAnnotation } from "./phase.js";
+import { type PreviousRevision, templateImages } from "./rollout-changes.js";
 import { replicaSetCreatedAt } from "./rollout-times.js";
 
 type InformerOf = <T extends KubernetesObject>(
@@ -19,13 +20,15 @@ type InformerOf = <T extends KubernetesObject>(
 ) => ResilientInformer<T>;
 
 /**
- * A ReplicaSet as the rollout times read it: who owns it, which revision it is and when it was
- * created. Nothing of its spec or status (a pod template each, the bulk of a ReplicaSet).
+ * A ReplicaSet as the rollout times and "what changed" read it: who owns it, which revision it is,
+ * when it was created, and its pod template's container names and images. Nothing else of its spec or
+ * status (the rest of a pod template each, the bulk of a ReplicaSet).
  */
 export function slimReplicaSet(replicaSet: V1ReplicaSet): V1ReplicaSet {
   const metadata = replicaSet.metadata;
   if (!metadata) return replicaSet;
   const revision = metadata.annotations?.[revisionAnnotation];
+  const template = templateImagesOnly(replicaSet.spec?.template);
   return {
     apiVersion: replicaSet.apiVersion,
     kind: replicaSet.kind,
@@ -44,6 +47,7 @@ export function slimReplicaSet(replicaSet: V1ReplicaSet): V1ReplicaSet {
       })),
       ...(revision !== undefined && { annotations: { [revisionAnnotation]: revision } }),
     },
+    ...(template && { spec: { selector: {}, template } }),
   };
 }
 
@@ -52,7 +56,8 @@ const indexKey = (ownerUid: string, revision: string) => `${ownerUid}/${revision
 /**
  * Every ReplicaSet's creation time by owner and revision, from an informer on ReplicaSets (slimmed), so
  * the start of a rollout first seen after it progressed costs no API request. One not in the cache
- * (its watch event still on the way) is asked for as before (rollout-times.ts).
+ * (its watch event still on the way) is asked for as before (rollout-times.ts). Its images are read
+ * from the informer's own cache, for the revision a rollout replaces.
  */
 export function replicaSetCache(options: { informer: InformerOf; apps: AppsV1Api }) {
   const created = new Map<string, Date>();
@@ -87,6 +92,27 @@ export function replicaSetCache(options: { informer: InformerOf; apps: AppsV1Api
   });
 
   return {
+    /**
+     * The revision the Deployment's current one replaces: its ReplicaSet with the highest revision
+     * below the current one (a rollback gives the ReplicaSet it revives the next number, so the one
+     * before is the revision that was running). Undefined for a first revision, or when that
+     * ReplicaSet is gone (revisionHistoryLimit) or not cached yet.
+     */
+    previousRevision(deployment: V1Deployment): PreviousRevision | undefined {
+      const uid = deployment.metadata?.uid;
+      const current = Number(deployment.metadata?.annotations?.[revisionAnnotation]);
+      if (!uid || !Number.isInteger(current)) return undefined;
+      let best: { revision: number; replicaSet: V1ReplicaSet } | undefined;
+      for (const replicaSet of informer.informer.list(deployment.metadata?.namespace)) {
+        if (!(replicaSet.metadata?.ownerReferences ?? []).some((owner) => owner.uid === uid)) continue;
+        const revision = Number(replicaSet.metadata?.annotations?.[revisionAnnotation]);
+        if (Number.isInteger(revision) && revision < current && revision > (best?.revision ?? 0))
+          best = { revision, replicaSet };
+      }
+      return (
+        best && { revision: String(best.revision), images: templateImages(best.replicaSet.spec?.template) }
+      );
+    },
     /** When the ReplicaSet of the Deployment's current revision was created; undefined when unknown. */
     async createdAt(deployment: V1Deployment): Promise<Date | undefined> {
       const uid = deployment.metadata?.uid;

@@ -1,4 +1,4 @@
-import { exampleEnvelope } from "../../../scripts/docs/format-examples.js";
+import { exampleEnvelope, exampleRolloutDetails } from "../../../scripts/docs/format-examples.js";
 import type { Envelope } from "../../../src/formats/envelope.js";
 import type { RolloutDetails } from "../../../src/formats/rollout-details.js";
 import type { PodProblem } from "../../../src/formats/rollout-failure.js";
@@ -142,3 +142,43 @@ export function astralEnvelope(): Envelope {
   );
   return envelope;
 }
+
+/** The docs' example details: an image changed, links configured (formats/rollout-details.ts). */
+export const exampleDetails = exampleRolloutDetails;
+
+/**
+ * Details past every bound: 40 containers with long hostile images, 10 links (one not http, one too
+ * long), and a failure whose every text is hostile too (the worst a failed event's card holds).
+ */
+export function hostileDetails(): RolloutDetails {
+  const long = (n: number) => nasty.repeat(Math.ceil(n / nasty.length)).slice(0, n);
+  return {
+    workload: { kind: "StatefulSet", name: long(300), namespace: "shop", revision: "12" },
+    changes: {
+      images: Array.from({ length: 40 }, (_, i) => ({
+        container: `${long(100)}${i}`,
+        init: i % 2 === 0,
+        before: long(2_000),
+        after: `${long(2_000)}${i}`,
+      })),
+      previous_revision: "11",
+      change_cause: long(5_000),
+      commit_sha: long(500),
+      branch: long(500),
+      metadata: { "app.kubernetes.io/version": long(5_000) },
+    },
+    links: [
+      { name: "script", url: "javascript:alert(1)" },
+      ...Array.from({ length: 9 }, (_, i) => ({
+        name: `${long(200)}${i}`,
+        url: `https://grafana.example/${"a".repeat(i === 0 ? 2_900 : 950)}(${i})`,
+      })),
+    ],
+    failure: rolloutWithFailure(long).failure,
+  };
+}
+
+export const inputWithDetails = (envelope: Envelope, rollout: RolloutDetails): FormatInput => ({
+  ...inputOf(envelope),
+  rollout,
+});

@@ -8,7 +8,7 @@ import { eventOf } from "./events.js";
 
 const envelope = eventOf("deployment.succeeded") as unknown as Record<string, unknown>;
 const render = (template: string) =>
-  ({ kind: "render", template, envelope, contentType: "text/plain" }) as const;
+  ({ kind: "render", template, envelope, rollout: null, contentType: "text/plain" }) as const;
 const terms = Array.from({ length: 200 }, () => "x == 0").join(" or ");
 const runaway = `{{ (1..20000) | where_exp: "x", "${terms}" | size }}`;
 

@@ -10,7 +10,7 @@ import {
 } from "../../../src/formats/template.js";
 import { renderInThread } from "../../../src/formats/template-engine.js";
 import { RenderError } from "../../../src/formats/types.js";
-import { eventOf } from "./events.js";
+import { eventOf, exampleDetails } from "./events.js";
 
 const envelope = eventOf("deployment.succeeded");
 const render = (template: string, templateContentType: string | null = "text/plain") =>
@@ -49,6 +49,16 @@ describe("template variables and filters", () => {
       `${envelope.id}|deployment.succeeded|2026-11-27T14:04:12.345Z|3||shop|42|https://shop.example.com`,
     );
     expect(rendered.contentType).toBe("text/plain");
+  });
+
+  it("gives the event's rollout details as `rollout`, null for an event without them", async () => {
+    const template =
+      "{% if rollout %}{% for i in rollout.changes.images %}{{ i.container }}={{ i.after }};{% endfor %}{% else %}none{% endif %}";
+    const input = { envelope, template, templateContentType: "text/plain", rollout: exampleDetails() };
+    expect((await renderTemplate(input)).body).toBe(
+      "migrate=registry.example/shop-migrate:1.4.2;web=registry.example/shop:1.4.2;proxy=envoyproxy/envoy:v1.31;",
+    );
+    expect((await renderTemplate({ ...input, rollout: null })).body).toBe("none");
   });
 
   it("embeds any text safely in JSON with the json filter", async () => {
