@@ -213,7 +213,7 @@ describe("usage errors exit 2 and print the command's usage", () => {
     ],
     [
       ["update", "--project-id", "1", "--webhook-id", "1"],
-      "error: nothing to update: give --url, --url-secret, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --rate-limit, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --selector, --environment, --kind or --remove-filters",
+      "error: nothing to update: give --url, --url-secret, --events, --enabled, --secret, --secret-stdin, --remove-secret, --retry-max-attempts, --auto-disable, --rate-limit, --format, --cloudevents-mode, --signature-scheme, --template-file, --template-content-type, --header, --remove-headers, --rollout-details, --no-rollout-details, --selector, --environment, --kind or --remove-filters",
       "update",
     ],
     [
