@@ -70,7 +70,8 @@ admin_curl() { curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$
 
 certificates
 # Who wrote what, for the tests that must know which identity a pod used (an operator replica renewing
-# its Lease through the kubernetes Service as its ServiceAccount): writes of Leases and Webhooks only.
+# its Lease through the kubernetes Service as its ServiceAccount): writes of Leases and Webhooks only,
+# and the reads the node suite counts (below).
 cat > "$dir/audit-policy.yaml" <<'YAML'
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -92,6 +93,14 @@ rules:
     resources:
       - group: deliveries.webhook-operator.io
         resources: [deliveryreplays]
+  # And the reads of pods, their logs and events in wo-failures: the rollout diagnostics' requests,
+  # counted by test/node/rollout-failures.test.ts.
+  - level: Metadata
+    verbs: [get, list]
+    namespaces: [wo-failures]
+    resources:
+      - group: ""
+        resources: [pods, pods/log, events]
   - level: None
 YAML
 kubeconfig kubeconfig admin

@@ -4,6 +4,7 @@ import type { Envelope } from "../../src/formats/envelope.js";
 import { renderGoogleChat } from "../../src/formats/googlechat.js";
 import { renderMsTeams } from "../../src/formats/msteams.js";
 import { envelopeWithRollout, type RolloutDetails } from "../../src/formats/rollout-details.js";
+import type { RolloutFailure } from "../../src/formats/rollout-failure.js";
 import { renderSlack } from "../../src/formats/slack.js";
 import { renderTemplate } from "../../src/formats/template.js";
 import type { FormatInput, RenderedBody } from "../../src/formats/types.js";
@@ -39,6 +40,47 @@ export function exampleEnvelope(kind: "succeeded" | "failed"): Envelope {
   };
 }
 
+/** Why the example's failed rollout failed, as the operator reads it from its pods (rollout-failure.ts). */
+export const exampleFailure: RolloutFailure = {
+  reason: "CrashLoopBackOff",
+  message: "back-off 40s restarting failed container=web pod=shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
+  // The example event failed at its progress deadline (its error_message says so).
+  failed_early: false,
+  problems: [
+    {
+      pod: "shop-7c9d8f6b5-x2k4q",
+      container: "web",
+      init_container: false,
+      reason: "CrashLoopBackOff",
+      message: "back-off 40s restarting failed container=web pod=shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
+      exit_code: 1,
+      restart_count: 4,
+      termination_message: null,
+      log_tail: [
+        "shop 1.4.2 starting",
+        "[redacted]",
+        "Error: connect ECONNREFUSED 10.96.14.2:5432 (payments database)",
+      ],
+    },
+  ],
+  pods_with_problems: 2,
+  problems_omitted: 1,
+  warnings: [
+    {
+      pod: "shop-7c9d8f6b5-x2k4q",
+      reason: "BackOff",
+      message: "Back-off restarting failed container web in pod shop-7c9d8f6b5-x2k4q_shop(8d0c…)",
+      count: 9,
+      last_seen: "2026-11-27T14:04:10.000Z",
+    },
+  ],
+};
+
+/** The rollout details of the example's failed event: what changed, and why it failed. */
+export const exampleFailedRollout = (): RolloutDetails => ({
+  ...exampleRolloutDetails(),
+  failure: exampleFailure,
+});
 /**
  * The details of that rollout as a cluster records them (formats/rollout-details.ts): two images moved,
  * one kept, Argo CD's tracking annotation, links from ROLLOUT_LINKS.
@@ -114,7 +156,7 @@ function binaryCloudEvent(envelope: Envelope): string {
 /** Each marker key's fence and content. */
 export async function formatExamples(): Promise<Record<string, { fence: string; text: string }>> {
   const succeeded = input(exampleEnvelope("succeeded"));
-  const failed = input(exampleEnvelope("failed"));
+  const failed = { ...input(exampleEnvelope("failed")), rollout: exampleFailedRollout() };
   const template = await renderTemplate({
     ...succeeded,
     template: exampleTemplate,
@@ -122,6 +164,7 @@ export async function formatExamples(): Promise<Record<string, { fence: string; 
   });
   return {
     event: { fence: "json", text: `${JSON.stringify(exampleEnvelope("succeeded"), null, 2)}\n` },
+    failure: { fence: "json", text: `${JSON.stringify(exampleFailure, null, 2)}\n` },
     "rollout-details": {
       fence: "json",
       text: `${JSON.stringify(JSON.parse(envelopeWithRollout(JSON.stringify(exampleEnvelope("succeeded")), exampleRolloutDetails())), null, 2)}\n`,

@@ -384,6 +384,34 @@ export const configSchema = z.object({
     .describe(
       "Which workloads' rollouts fire `deployment.*` events. A kind the operator may not list (RBAC) is skipped with a warning in the log, until the next leader.",
     ),
+  ROLLOUT_FAIL_FAST: booleanFromEnv
+    .default(true)
+    .describe(
+      "Fail a rollout (`deployment.failed`, `error_message` naming the reason) as soon as its new pods have shown a problem that waiting does not mend (an image that cannot be pulled, a crash loop, a missing Secret or ConfigMap key, no node that fits, a readiness probe that keeps failing) for `ROLLOUT_FAIL_FAST_AFTER_SECONDS` without progress, rather than at its progress deadline. `false`: rollouts fail at their deadline only, and the pods are read once, then.",
+    ),
+  ROLLOUT_FAIL_FAST_AFTER_SECONDS: wholeNumber(30, 86_400)
+    .default(120)
+    .describe(
+      "How long a problem must stand, with no new pod Ready, before `ROLLOUT_FAIL_FAST` fails the rollout: long enough for an image pushed just after its manifest and for a failed pull to be retried three times (the kubelet waits 10, 20, then 40 s).",
+    ),
+  ROLLOUT_LOG_LINES: wholeNumber(0, 100)
+    .default(20)
+    .describe(
+      "Lines of a crashing (or unready) container's log carried in a failed rollout's details, for webhooks with rollout details. `0`: logs are not read.",
+    ),
+  ROLLOUT_REDACT_WORDS: z
+    .string()
+    .default("password,passwd,secret,token,authorization,bearer,credential,api_key,apikey,private_key")
+    .transform((value) =>
+      value
+        .split(",")
+        .map((word) => word.trim())
+        .filter(Boolean),
+    )
+    .meta({ accepts: "comma-separated words (no patterns)" })
+    .describe(
+      "A log line or termination-message line of a failed rollout's details that contains one of these words, in any case, is replaced whole by `[redacted]`. Empty: nothing is redacted.",
+    ),
   ROLLOUT_LINKS: z
     .string()
     .default("")
@@ -676,6 +704,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       webhookResyncIntervalMs: e.WEBHOOK_STATUS_RESYNC_INTERVAL_MS,
       workloadKinds: e.WATCH_WORKLOAD_KINDS,
       secretsWithoutLabel: e.WEBHOOK_SECRETS_WITHOUT_LABEL,
+      diagnosis: {
+        failFast: e.ROLLOUT_FAIL_FAST,
+        failFastAfterSeconds: e.ROLLOUT_FAIL_FAST_AFTER_SECONDS,
+        logLines: e.ROLLOUT_LOG_LINES,
+        redactWords: e.ROLLOUT_REDACT_WORDS,
+      },
       rolloutLinks: e.ROLLOUT_LINKS,
     },
     aggregatedApi: {

@@ -1,4 +1,5 @@
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
+import { failureSection, failureSectionTitle } from "./failure-section.js";
 import { type RolloutCard, rolloutCard } from "./rollout-card.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
@@ -21,6 +22,8 @@ export const discordLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  /** The "Why it failed" section: with it the worst case stays below 6000 (5,800). */
+  failure: 1200,
   changeLine: 150,
 } as const;
 
@@ -42,6 +45,10 @@ export function renderDiscord(input: FormatInput): RenderedBody {
   }
   if (card.errorMessage !== null) {
     description.push(`**Error**\n${fitText(card.errorMessage, discordLimits.errorMessage, discordMarkdown)}`);
+  }
+  const why = failureSection(input.rollout);
+  if (why !== null) {
+    description.push(`**${failureSectionTitle}**\n${fitText(why, discordLimits.failure, discordMarkdown)}`);
   }
   const title = fitText(cardTitle(card), discordLimits.title, discordMarkdown);
   const fields = cardFacts(card)

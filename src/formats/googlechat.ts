@@ -1,4 +1,5 @@
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
+import { failureSection, failureSectionTitle } from "./failure-section.js";
 import { rolloutCard } from "./rollout-card.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
@@ -17,6 +18,7 @@ export const googleChatLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  failure: 2000,
   changeLine: 200,
 } as const;
 
@@ -54,6 +56,15 @@ export function renderGoogleChat(input: FormatInput): RenderedBody {
     const error = fitText(card.errorMessage, googleChatLimits.errorMessage, html);
     widgets.push({
       textParagraph: { text: `<font color="${toneColour.bad}"><b>Error</b></font><br>${error}` },
+    });
+  }
+  const why = failureSection(input.rollout);
+  if (why !== null) {
+    const text = fitText(why, googleChatLimits.failure, html);
+    widgets.push({
+      textParagraph: {
+        text: `<font color="${toneColour.bad}"><b>${failureSectionTitle}</b></font><br>${text}`,
+      },
     });
   }
   const rollout = rolloutCard(input.rollout);

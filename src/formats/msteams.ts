@@ -1,4 +1,5 @@
 import { cardFacts, cardTitle, type DeploymentCard, deploymentCard, type Tone } from "./deployment-card.js";
+import { failureSection, failureSectionTitle } from "./failure-section.js";
 import { type RolloutCard, rolloutCard } from "./rollout-card.js";
 import { fitText } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
@@ -14,6 +15,8 @@ export const msTeamsLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  /** "Why it failed": with What changed in the worst case the card stays below 28 KB (UTF-16). */
+  failure: 1000,
   changeLine: 200,
 } as const;
 
@@ -41,14 +44,19 @@ export function renderMsTeams(input: FormatInput): RenderedBody {
       {
         contentType: "application/vnd.microsoft.card.adaptive",
         contentUrl: null,
-        content: adaptiveCard(card, rollout),
+        content: adaptiveCard(card, rollout, failureSection(input.rollout)),
       },
     ],
   };
   return { contentType: "application/json", body: JSON.stringify(message) };
 }
 
-export function adaptiveCard(card: DeploymentCard, rollout: RolloutCard | null = null): object {
+/** `whyItFailed`: the "Why it failed" section's text (failure-section.ts), shown a line per block. */
+export function adaptiveCard(
+  card: DeploymentCard,
+  rollout: RolloutCard | null = null,
+  whyItFailed: string | null = null,
+): object {
   const body: object[] = [
     richText([
       run(fitText(cardTitle(card), msTeamsLimits.title), {
@@ -85,6 +93,11 @@ export function adaptiveCard(card: DeploymentCard, rollout: RolloutCard | null =
         "Medium",
       ),
     );
+  }
+  if (whyItFailed !== null) {
+    body.push(richText([run(failureSectionTitle, { weight: "Bolder", color: "Attention" })], "Medium"));
+    for (const line of fitText(whyItFailed, msTeamsLimits.failure).split("\n"))
+      body.push(richText([run(line || " ")], "None"));
   }
   if (rollout !== null && rollout.lines.length > 0) {
     body.push(richText([run("What changed", { weight: "Bolder" })], "Medium"));

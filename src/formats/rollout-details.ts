@@ -4,6 +4,8 @@
 // the pods report. Computed once when the event is recorded and stored with it (events.rollout_details),
 // so replays and every replica send the same. Events without a cluster (test events) have none.
 
+import type { RolloutFailure } from "./rollout-failure.js";
+
 /**
  * The workload the rollout belongs to. `kind` is Deployment, StatefulSet or DaemonSet (kept a string
  * here, below the features that list the kinds); `revision` is the rollout's revision number, as text.
@@ -43,13 +45,8 @@ export interface RolloutLink {
   url: string;
 }
 
-/**
- * Why a rollout failed, as its pods report it (deployment.failed only). Filled by the pod diagnostics
- * (issue 45's second half); kept loose here so that both halves build on one type.
- */
-export interface RolloutFailure {
-  [key: string]: unknown;
-}
+/** Why a rollout failed, as its pods report it (deployment.failed only): rollout-failure.ts. */
+export type { RolloutFailure };
 
 /** The object carried as `payload.rollout`. */
 export interface RolloutDetails {

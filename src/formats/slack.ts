@@ -2,6 +2,7 @@
 // compiler holds every block to the shape Slack publishes.
 import type { HeaderBlock, KnownBlock, MessageAttachment } from "@slack/types";
 import { cardFacts, cardTitle, deploymentCard, toneColour } from "./deployment-card.js";
+import { failureSection, failureSectionTitle } from "./failure-section.js";
 import { rolloutCard } from "./rollout-card.js";
 import { type CharEscape, fitText, noEscape } from "./text-limits.js";
 import type { FormatInput, RenderedBody } from "./types.js";
@@ -22,6 +23,8 @@ export const slackLimits = {
   factValue: 200,
   commitSubject: 300,
   errorMessage: 2000,
+  /** The "Why it failed" section, below a section's 3000 with its heading. */
+  failure: 2800,
   /** Ours: each line of "What changed" (5 images and 3 more lines: within a section's 3000). */
   changeLine: 200,
 } as const;
@@ -55,6 +58,11 @@ export function renderSlack(input: FormatInput): RenderedBody {
   if (card.errorMessage !== null) {
     const error = fitText(card.errorMessage, slackLimits.errorMessage, mrkdwn);
     details.push({ type: "section", text: { type: "mrkdwn", text: `*Error*\n${error}` } });
+  }
+  const why = failureSection(input.rollout);
+  if (why !== null) {
+    const text = `*${failureSectionTitle}*\n${fitText(why, slackLimits.failure, mrkdwn)}`;
+    details.push({ type: "section", text: { type: "mrkdwn", text } });
   }
   const rollout = rolloutCard(input.rollout);
   if (rollout !== null && rollout.lines.length > 0) {

@@ -13,6 +13,7 @@ import type { Logger } from "../logger.js";
 import type { CacheTransform } from "./cache-transforms.js";
 import { type ResilientInformer, resilientInformer } from "./informer.js";
 import type { KubeGateway } from "./kube-gateway.js";
+import type { DiagnosisSettings } from "./rollouts/rollout-diagnosis.js";
 import type { LinkTemplate } from "./rollouts/rollout-links.js";
 import type { WorkloadKind } from "./rollouts/workload-kinds.js";
 
@@ -30,6 +31,8 @@ export interface OperatorConfig {
   workloadKinds: WorkloadKind[];
   /** Secrets Webhooks may use without the opt-in label (WEBHOOK_SECRETS_WITHOUT_LABEL; controllers/secret-opt-in.ts). */
   secretsWithoutLabel: readonly string[];
+  /** What the operator reads of a stalled rollout's pods, and its fail-fast rule (rollouts/rollout-diagnosis.ts). */
+  diagnosis: DiagnosisSettings;
   /** The links each rollout's details carry (ROLLOUT_LINKS; rollouts/rollout-links.ts). */
   rolloutLinks: readonly LinkTemplate[];
 }

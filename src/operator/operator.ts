@@ -22,6 +22,8 @@ import { shareConnections } from "./kube-connections.js";
 import { kubeGateway } from "./kube-gateway.js";
 import { LeaderElector } from "./leader-election.js";
 import { type Controller, controllerManager, type OperatorConfig } from "./manager.js";
+import { PodReads } from "./rollouts/pod-reads.js";
+import { RolloutDiagnosis } from "./rollouts/rollout-diagnosis.js";
 import { routingCaches } from "./rollouts/routing-caches.js";
 
 export interface RunningOperator {
@@ -120,11 +122,12 @@ export function startOperator(options: {
       relistIntervalMs: config.relistIntervalMs,
       logger,
     });
+    // What stalled rollouts' pods report, one for every kind: its reads say once what RBAC refuses.
+    const diagnosis = new RolloutDiagnosis(new PodReads(manager.core, logger), config.diagnosis);
+    const rolloutDeps = { namespaces, routing: routing.routing, diagnosis };
     const rollouts = [
-      ...(config.workloadKinds.includes("Deployment")
-        ? [setupRolloutController(manager, { namespaces, routing: routing.routing })]
-        : []),
-      setupWorkloadRollouts(manager, { namespaces, routing: routing.routing }),
+      ...(config.workloadKinds.includes("Deployment") ? [setupRolloutController(manager, rolloutDeps)] : []),
+      setupWorkloadRollouts(manager, rolloutDeps),
     ];
     return {
       async start() {

@@ -229,13 +229,15 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
         "apps/statefulsets": ["list", "watch"],
         "apps/daemonsets": ["list", "watch"],
         "apps/controllerrevisions": ["list", "watch"],
+        "core/pods": ["get", "list"],
+        "core/pods/log": ["get"],
         "core/services": ["list", "watch"],
         "networking.k8s.io/ingresses": ["list", "watch"],
         "gateway.networking.k8s.io/httproutes": ["list", "watch"],
         "gateway.networking.k8s.io/gateways": ["list", "watch"],
         "webhook-operator.io/webhooks": ["list", "patch", "watch"],
         "webhook-operator.io/webhooks/status": ["patch"],
-        "core/events": ["create"],
+        "core/events": ["create", "list"],
       });
       const role = only(objects, "Role");
       expect(role.metadata.namespace).toBe(releaseNamespace);
@@ -246,6 +248,40 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       for (const binding of [only(objects, "ClusterRoleBinding", name), only(objects, "RoleBinding")]) {
         expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name, namespace: releaseNamespace }]);
       }
+    });
+
+    it("grants each read of the rollout diagnostics only while its rbac.rolloutDiagnostics switch is on", () => {
+      const objects = render({
+        "rbac.rolloutDiagnostics.pods": "false",
+        "rbac.rolloutDiagnostics.podLogs": "false",
+      });
+      const rules = rulesOf(only(objects, "ClusterRole", name));
+      expect(rules["core/pods"]).toBeUndefined();
+      expect(rules["core/pods/log"]).toBeUndefined();
+      expect(rules["core/events"]).toEqual(["create", "list"]);
+      const env = environmentOf(only(objects, "Deployment").spec.template.spec.containers[0]);
+      // No right to read logs: none asked for, rather than a refusal logged.
+      expect(env.ROLLOUT_LOG_LINES).toBe("0");
+      const noEvents = rulesOf(
+        only(render({ "rbac.rolloutDiagnostics.events": "false" }), "ClusterRole", name),
+      );
+      expect(noEvents["core/events"]).toEqual(["create"]);
+    });
+
+    it("passes the rollout diagnostics settings to the operator", () => {
+      const objects = render({
+        "config.rolloutDiagnostics.failFast": "false",
+        "config.rolloutDiagnostics.failFastAfterSeconds": "300",
+        "config.rolloutDiagnostics.logLines": "5",
+        "config.rolloutDiagnostics.redactWords": "{password,session}",
+      });
+      const env = environmentOf(only(objects, "Deployment").spec.template.spec.containers[0]);
+      expect(env).toMatchObject({
+        ROLLOUT_FAIL_FAST: "false",
+        ROLLOUT_FAIL_FAST_AFTER_SECONDS: "300",
+        ROLLOUT_LOG_LINES: "5",
+        ROLLOUT_REDACT_WORDS: "password,session",
+      });
     });
 
     it.each([

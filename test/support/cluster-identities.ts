@@ -21,7 +21,10 @@ export const operatorRules: V1PolicyRule[] = [
   },
   { apiGroups: ["webhook-operator.io"], resources: ["webhooks"], verbs: ["list", "watch", "patch"] },
   { apiGroups: ["webhook-operator.io"], resources: ["webhooks/status"], verbs: ["patch"] },
-  { apiGroups: [""], resources: ["events"], verbs: ["create"] },
+  { apiGroups: [""], resources: ["events"], verbs: ["create", "list"] },
+  // The reads of rollout diagnostics (rollouts/pod-reads.ts): requests while a rollout stalls.
+  { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
+  { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
   { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
 ];
 

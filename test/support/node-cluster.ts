@@ -44,6 +44,9 @@ export async function receiverDeliveries(cluster: Cluster, namespace: string): P
 }
 
 export interface AuditEntry {
+  auditID: string;
+  /** ResponseStarted (streamed answers only) or ResponseComplete. */
+  stage: string;
   verb: string;
   requestReceivedTimestamp: string;
   user: { username: string };

@@ -6,10 +6,13 @@ import type { ProjectRow } from "../../projects/store.js";
 import { slimWorkload } from "../cache-transforms.js";
 import { type Controller, type ControllerManager, objectKey, queueSettings } from "../manager.js";
 import { listInPages } from "../paged-list.js";
+import { deploymentNewPods } from "../rollouts/new-pods.js";
 import { revisionAnnotation, rolloutPhase } from "../rollouts/phase.js";
+import type { NewPods } from "../rollouts/pod-source.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
 import { replicaSetCache } from "../rollouts/replica-set-cache.js";
 import type { PreviousRevision } from "../rollouts/rollout-changes.js";
+import type { RolloutDiagnosis } from "../rollouts/rollout-diagnosis.js";
 import type { LinkTemplate } from "../rollouts/rollout-links.js";
 import type { Routing } from "../rollouts/rollout-url.js";
 import { deploymentRollout } from "../rollouts/workload-kinds.js";
@@ -39,6 +42,10 @@ export interface RolloutControllerDeps {
    * phase has nothing to record and skips the database.
    */
   recorded: Map<string, string>;
+  /** What the new pods of a stalled rollout report, and the fail-fast rule (rollout-diagnosis.ts). */
+  diagnosis: RolloutDiagnosis;
+  /** The pods of the Deployment's current revision, when its ReplicaSet is known (new-pods.ts). */
+  newPods(deployment: V1Deployment): NewPods | undefined;
 }
 
 /**
@@ -60,29 +67,45 @@ export async function reconcileDeployment(
   if (!deployment || !deps.isSelected(namespace)) return undefined;
   const uid = deployment.metadata?.uid;
   const revision = deployment.metadata?.annotations?.[revisionAnnotation];
-  const seen = uid && revision ? `${revision}/${rolloutPhase(deployment).phase}` : undefined;
-  if (uid && seen !== undefined && deps.recorded.get(uid) === seen) return undefined;
+  const controller = rolloutPhase(deployment);
+  // A rollout that stalls is looked at (its pods), and may fail before its deadline; one that
+  // succeeded is not, should its pods come and go later.
+  const { phase, failure, recheckInMs } =
+    uid && revision && deps.recorded.get(uid) !== `${revision}/succeeded`
+      ? await deps.diagnosis.diagnose(uid, revision, controller, () => deps.newPods(deployment))
+      : { phase: controller, failure: undefined, recheckInMs: undefined };
+  const recheck = recheckInMs === undefined ? undefined : { requeueAfterMs: recheckInMs };
+  const seen = uid && revision ? `${revision}/${phase.phase}` : undefined;
+  if (uid && seen !== undefined && deps.recorded.get(uid) === seen) return recheck;
   await measuredReconcile("rollout", async () => {
     // A rollout first seen past its start (the operator was down, or just became leader) gets its
     // ReplicaSet's creation time; one seen as it starts needs no lookup: now is when it started.
     const firstSight = uid && revision && !deps.recorded.get(uid)?.startsWith(`${revision}/`);
     const replicaSetCreated =
-      firstSight && rolloutPhase(deployment).phase !== "progressing"
+      firstSight && phase.phase !== "progressing"
         ? await deps.rolloutStartedAt(deployment).catch((error: unknown) => {
             deps.logger.debug({ err: error, deployment: key }, "reading the rollout's ReplicaSet failed");
             return undefined;
           })
         : undefined;
-    await recordRollout(deps.pool, await deps.projectFor(namespace), deploymentRollout(deployment), {
-      replicaSetCreated,
-      routing: deps.routing,
-      handOver: deps.handOver,
-      previous: deps.previousRevision(deployment),
-      links: deps.links,
-    });
+    const rollout = deploymentRollout(deployment);
+    await recordRollout(
+      deps.pool,
+      await deps.projectFor(namespace),
+      // Failed early by the operator: it concluded now, not when the Deployment controller last spoke.
+      phase === controller ? rollout : { ...rollout, phase, concludedAt: undefined },
+      {
+        replicaSetCreated,
+        routing: deps.routing,
+        handOver: deps.handOver,
+        previous: deps.previousRevision(deployment),
+        links: deps.links,
+        failure,
+      },
+    );
     if (uid && seen !== undefined) deps.recorded.set(uid, seen);
   });
-  return undefined;
+  return recheck;
 }
 
 /**
@@ -93,7 +116,7 @@ export async function reconcileDeployment(
  */
 export function setupRolloutController(
   manager: ControllerManager,
-  deps: { namespaces: NamespaceController; routing: Routing },
+  deps: { namespaces: NamespaceController; routing: Routing; diagnosis: RolloutDiagnosis },
 ): Controller {
   const { pool, apps, logger } = manager;
   const deployments = manager.informer<V1Deployment>(
@@ -138,6 +161,8 @@ export function setupRolloutController(
           handOver: manager.handOver,
           logger,
           recorded,
+          diagnosis: deps.diagnosis,
+          newPods: (deployment) => deploymentNewPods(deployment, replicaSets.nameOf(deployment)),
         },
         key,
       ),
@@ -156,6 +181,7 @@ export function setupRolloutController(
     const uid = deployment.metadata?.uid;
     if (!uid) return;
     recorded.delete(uid);
+    deps.diagnosis.forget(uid);
     cancelRolloutsOfDeletedDeployments(
       pool,
       { sourceUid: uid },

@@ -8,6 +8,7 @@ import { type Controller, type ControllerManager, objectKey, queueSettings } fro
 import { listInPages } from "../paged-list.js";
 import { ProgressClock, phaseAtDeadline, progressDeadlineSeconds } from "../rollouts/progress-deadline.js";
 import { cancelRolloutsOfDeletedDeployments, recordRollout } from "../rollouts/record-rollout.js";
+import type { RolloutDiagnosis } from "../rollouts/rollout-diagnosis.js";
 import type { LinkTemplate } from "../rollouts/rollout-links.js";
 import type { Routing } from "../rollouts/rollout-url.js";
 import { resourceOfKind, type Workload } from "../rollouts/workload-kinds.js";
@@ -28,6 +29,8 @@ export interface WorkloadRolloutDeps<T extends Workload> {
   clock: ProgressClock;
   /** Per workload UID, the "revision/phase" last recorded (as the Deployment controller keeps it). */
   recorded: Map<string, string>;
+  /** What the new pods of a stalled rollout report, and the fail-fast rule (rollout-diagnosis.ts). */
+  diagnosis: RolloutDiagnosis;
   /** ROLLOUT_LINKS (rollout-links.ts). */
   links: readonly LinkTemplate[];
   now?: () => Date;
@@ -52,14 +55,23 @@ export async function reconcileWorkload<T extends Workload>(
   if (!uid || !revision) return undefined;
   const progress = deps.source.progress(workload);
   const now = deps.now?.() ?? new Date();
-  const { phase, recheckInMs } = phaseAtDeadline(progress, {
+  const atDeadline = phaseAtDeadline(progress, {
     since: deps.clock.observe(uid, revision, progress.counters, now),
     now,
     deadlineSeconds: progressDeadlineSeconds(workload, progress.onDelete),
     kind: deps.source.kind,
     name,
   });
-  const recheck = recheckInMs === undefined ? undefined : { requeueAfterMs: recheckInMs };
+  // A rollout that stalls is looked at (its pods), and may fail before its deadline; one that
+  // succeeded is not, should its pods come and go later.
+  const { phase, failure, recheckInMs } =
+    deps.recorded.get(uid) === `${revision}/succeeded`
+      ? { phase: atDeadline.phase, failure: undefined, recheckInMs: undefined }
+      : await deps.diagnosis.diagnose(uid, revision, atDeadline.phase, () =>
+          deps.source.newPods(workload, revision),
+        );
+  const recheckIn = [atDeadline.recheckInMs, recheckInMs].filter((ms) => ms !== undefined);
+  const recheck = recheckIn.length === 0 ? undefined : { requeueAfterMs: Math.min(...recheckIn) };
   const seen = `${revision}/${phase.phase}`;
   if (deps.recorded.get(uid) === seen) return recheck;
   await measuredReconcile("rollout", async () => {
@@ -74,6 +86,7 @@ export async function reconcileWorkload<T extends Workload>(
           firstSight && phase.phase !== "progressing" ? deps.source.startedAt(workload) : undefined,
         routing: deps.routing,
         handOver: deps.handOver,
+        failure,
         previous: deps.source.previousRevision(workload, revision),
         links: deps.links,
       },
@@ -90,7 +103,12 @@ export async function reconcileWorkload<T extends Workload>(
  */
 export function setupWorkloadRolloutController<T extends Workload>(
   manager: ControllerManager,
-  deps: { namespaces: NamespaceController; routing: Routing; source: WorkloadSource<T> },
+  deps: {
+    namespaces: NamespaceController;
+    routing: Routing;
+    diagnosis: RolloutDiagnosis;
+    source: WorkloadSource<T>;
+  },
 ): Controller & { enqueueOwner(revision: V1ControllerRevision): void } {
   const { pool, logger } = manager;
   const { source } = deps;
@@ -133,6 +151,7 @@ export function setupWorkloadRolloutController<T extends Workload>(
           handOver: manager.handOver,
           clock,
           recorded,
+          diagnosis: deps.diagnosis,
           links: manager.config.rolloutLinks,
         },
         key,
@@ -151,6 +170,7 @@ export function setupWorkloadRolloutController<T extends Workload>(
     if (!uid) return;
     recorded.delete(uid);
     clock.forget(uid);
+    deps.diagnosis.forget(uid);
     cancelRolloutsOfDeletedDeployments(pool, { sourceUid: uid }, { kind: source.kind, workload }).catch(
       (error: unknown) =>
         logger.error(

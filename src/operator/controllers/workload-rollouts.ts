@@ -1,6 +1,7 @@
 import { describeError } from "../../logger.js";
 import { isForbidden } from "../kube-errors.js";
 import type { Controller, ControllerManager } from "../manager.js";
+import type { RolloutDiagnosis } from "../rollouts/rollout-diagnosis.js";
 import type { Routing } from "../rollouts/rollout-url.js";
 import { resourceOfKind, type WorkloadKind } from "../rollouts/workload-kinds.js";
 import type { NamespaceController } from "./namespace-controller.js";
@@ -14,7 +15,7 @@ import { controllerRevisionCache, daemonSetSource, statefulSetSource } from "./w
  */
 export function setupWorkloadRollouts(
   manager: ControllerManager,
-  deps: { namespaces: NamespaceController; routing: Routing },
+  deps: { namespaces: NamespaceController; routing: Routing; diagnosis: RolloutDiagnosis },
 ): Controller {
   const kinds = manager.config.workloadKinds.filter((kind) => kind !== "Deployment");
   const controllers = new Map<WorkloadKind, ReturnType<typeof setupWorkloadRolloutController>>();

@@ -14,6 +14,8 @@ import {
   revisionImagesOnly,
 } from "../rollouts/controller-revisions.js";
 import { daemonSetProgress, daemonSetRevision } from "../rollouts/daemonset-phase.js";
+import { daemonSetNewPods, statefulSetNewPods } from "../rollouts/new-pods.js";
+import type { NewPods } from "../rollouts/pod-source.js";
 import type { WorkloadProgress } from "../rollouts/progress-deadline.js";
 import type { PreviousRevision } from "../rollouts/rollout-changes.js";
 import {
@@ -34,6 +36,8 @@ export interface WorkloadSource<T extends Workload> {
   progress(workload: T): WorkloadProgress;
   /** When the current rollout started, from the kind's ControllerRevisions. */
   startedAt(workload: T): Date | undefined;
+  /** The pods of the rollout's revision, for a rollout that stalls (new-pods.ts). */
+  newPods(workload: T, revision: string): NewPods | undefined;
   /** The revision the current one (`revision`) replaces, from the kind's ControllerRevisions. */
   previousRevision(workload: T, revision: string): PreviousRevision | undefined;
 }
@@ -49,6 +53,7 @@ export function statefulSetSource(
     revision: (statefulSet) => statefulSetRevision(statefulSet, revisions),
     progress: statefulSetProgress,
     startedAt: (statefulSet) => newestRevisionCreatedAt(statefulSet, revisions),
+    newPods: statefulSetNewPods,
     previousRevision: (statefulSet, revision) => revisionBefore(statefulSet, Number(revision), revisions),
   };
 }
@@ -64,6 +69,7 @@ export function daemonSetSource(
     revision: daemonSetRevision,
     progress: daemonSetProgress,
     startedAt: (daemonSet) => newestRevisionCreatedAt(daemonSet, revisions),
+    newPods: daemonSetNewPods,
     previousRevision: (daemonSet) => daemonSetRevisionBefore(daemonSet, revisions),
   };
 }

@@ -61,6 +61,8 @@ const indexKey = (ownerUid: string, revision: string) => `${ownerUid}/${revision
  */
 export function replicaSetCache(options: { informer: InformerOf; apps: AppsV1Api }) {
   const created = new Map<string, Date>();
+  // Its name, for the pods of a rollout that stalls (new-pods.ts): their pod-template-hash label.
+  const names = new Map<string, string>();
   const informer = options.informer<V1ReplicaSet>(
     "replicasets",
     "/apis/apps/v1/replicasets",
@@ -74,12 +76,19 @@ export function replicaSetCache(options: { informer: InformerOf; apps: AppsV1Api
   };
   const remember = (replicaSet: V1ReplicaSet) => {
     const at = replicaSet.metadata?.creationTimestamp;
-    if (at) for (const key of keysOf(replicaSet)) created.set(key, new Date(at));
+    const name = replicaSet.metadata?.name;
+    for (const key of keysOf(replicaSet)) {
+      if (at) created.set(key, new Date(at));
+      if (name) names.set(key, name);
+    }
   };
   informer.informer.on("add", remember);
   informer.informer.on("update", remember);
   informer.informer.on("delete", (replicaSet) => {
-    for (const key of keysOf(replicaSet)) created.delete(key);
+    for (const key of keysOf(replicaSet)) {
+      created.delete(key);
+      names.delete(key);
+    }
   });
 
   return {
@@ -110,6 +119,12 @@ export function replicaSetCache(options: { informer: InformerOf; apps: AppsV1Api
       const revision = deployment.metadata?.annotations?.[revisionAnnotation];
       if (!uid || !revision) return undefined;
       return created.get(indexKey(uid, revision)) ?? replicaSetCreatedAt(options.apps, deployment);
+    },
+    /** The name of the ReplicaSet of the Deployment's current revision, when the cache holds it. */
+    nameOf(deployment: V1Deployment): string | undefined {
+      const uid = deployment.metadata?.uid;
+      const revision = deployment.metadata?.annotations?.[revisionAnnotation];
+      return uid && revision ? names.get(indexKey(uid, revision)) : undefined;
     },
     start: () => informer.start(),
     stop: () => informer.stop(),

@@ -67,7 +67,9 @@ describe("Discord", () => {
   it("escapes Discord markdown, so event text shows no mention, masked link or formatting", () => {
     const embed = only(render(hostileEnvelope()));
     for (const text of [embed.title, embed.description ?? "", ...embed.fields.map((f) => f.value)]) {
-      const unescaped = text.replace(/\*\*(Commit message|Error)\*\*/g, "").replace(/\\./g, "");
+      const unescaped = text
+        .replace(/\*\*(Commit message|Error|Why it failed|What changed)\*\*/g, "")
+        .replace(/\\./g, "");
       expect(unescaped).not.toMatch(/[@<[\]*_~`]/);
     }
   });

@@ -1,6 +1,7 @@
 import { exampleEnvelope, exampleRolloutDetails } from "../../../scripts/docs/format-examples.js";
 import type { Envelope } from "../../../src/formats/envelope.js";
 import type { RolloutDetails } from "../../../src/formats/rollout-details.js";
+import type { PodProblem } from "../../../src/formats/rollout-failure.js";
 import type { FormatInput } from "../../../src/formats/types.js";
 
 // Events for the renderers' tests: the docs' example, every deployment event type, and a hostile one
@@ -44,7 +45,7 @@ export function hostileEnvelope(
   eventType: "deployment.succeeded" | "deployment.failed" = "deployment.failed",
 ): Envelope {
   const long = (n: number) => nasty.repeat(Math.ceil(n / nasty.length)).slice(0, n);
-  return {
+  const envelope: Envelope = {
     ...exampleEnvelope("failed"),
     event_type: eventType,
     payload: {
@@ -62,19 +63,68 @@ export function hostileEnvelope(
       finished_at: "2026-11-27T14:04:12.000Z",
     },
   };
+  if (eventType === "deployment.failed") hostileRollouts.set(envelope, rolloutWithFailure(long));
+  return envelope;
 }
 
-export const inputOf = (envelope: Envelope): FormatInput => ({
+/** The rollout details of the hostile events: a failure whose every text is as hostile as theirs. */
+const hostileRollouts = new WeakMap<Envelope, RolloutDetails>();
+
+/** A renderer's input; a hostile event comes with its failure, so every limits test covers that section. */
+export const inputOf = (envelope: Envelope, rollout?: RolloutDetails): FormatInput => ({
   envelope,
   template: null,
   templateContentType: null,
+  rollout: rollout ?? hostileRollouts.get(envelope) ?? null,
 });
+
+/** Rollout details with `failure`, each text `fill(n)` of the longest the payload carries. */
+export function rolloutWithFailure(fill: (n: number) => string): RolloutDetails {
+  const problem = (i: number): PodProblem => ({
+    pod: fill(253),
+    container: i % 2 === 0 ? fill(63) : null,
+    init_container: i === 1,
+    reason: "CrashLoopBackOff",
+    message: fill(500),
+    exit_code: 137,
+    restart_count: 12,
+    termination_message: fill(500),
+    log_tail: Array.from({ length: 100 }, () => fill(300)),
+  });
+  return {
+    workload: { kind: "Deployment", name: "web", namespace: "shop", revision: "7" },
+    changes: {
+      images: [],
+      previous_revision: null,
+      change_cause: null,
+      commit_sha: null,
+      branch: null,
+      metadata: {},
+    },
+    links: [],
+    failure: {
+      reason: "CrashLoopBackOff",
+      message: fill(500),
+      failed_early: true,
+      problems: [0, 1, 2, 3, 4].map(problem),
+      pods_with_problems: 40,
+      problems_omitted: 60,
+      warnings: Array.from({ length: 5 }, () => ({
+        pod: fill(253),
+        reason: fill(128),
+        message: fill(500),
+        count: 99,
+        last_seen: "2026-11-27T14:04:00.000Z",
+      })),
+    },
+  };
+}
 
 /** Every text field 5000 astral characters (4 bytes each in UTF-8): the worst case for a byte limit. */
 export function astralEnvelope(): Envelope {
   const rockets = "🚀".repeat(5_000);
   const base = hostileEnvelope();
-  return {
+  const envelope: Envelope = {
     ...base,
     payload: {
       ...base.payload,
@@ -86,12 +136,20 @@ export function astralEnvelope(): Envelope {
       status: rockets,
     },
   };
+  hostileRollouts.set(
+    envelope,
+    rolloutWithFailure((n) => "🚀".repeat(n)),
+  );
+  return envelope;
 }
 
 /** The docs' example details: an image changed, links configured (formats/rollout-details.ts). */
 export const exampleDetails = exampleRolloutDetails;
 
-/** Details past every bound: 40 containers with long hostile images, 10 links (one not http, one too long). */
+/**
+ * Details past every bound: 40 containers with long hostile images, 10 links (one not http, one too
+ * long), and a failure whose every text is hostile too (the worst a failed event's card holds).
+ */
 export function hostileDetails(): RolloutDetails {
   const long = (n: number) => nasty.repeat(Math.ceil(n / nasty.length)).slice(0, n);
   return {
@@ -116,6 +174,7 @@ export function hostileDetails(): RolloutDetails {
         url: `https://grafana.example/${"a".repeat(i === 0 ? 2_900 : 950)}(${i})`,
       })),
     ],
+    failure: rolloutWithFailure(long).failure,
   };
 }
 
