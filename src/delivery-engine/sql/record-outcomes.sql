@@ -7,8 +7,8 @@
 -- columns :success, :request_timestamps, :signatures, :durations_ms, :status_codes, :response_bodies,
 -- :error_messages and :delivered_at_ms (when it was known, in ms since the epoch).
 -- The arrays are read once, together (`outcomes`), and joined to the rows by id: looking each value up
--- by its id's position (array_position, per column and row) walked the id array a dozen times a row, a
--- quarter of the statement's time (docs/benchmarks.md, "Where a delivery's Postgres time goes").
+-- by its id's position (array_position, per column and row) walked the id array a dozen times a row,
+-- about half the statement's time (docs/benchmarks.md, "Where a delivery's Postgres time goes").
 -- :shaped_bodies, :shaped_body_headers and :request_headers are null unless a shaped delivery (a format,
 -- a signature scheme or custom headers: delivery-shape.ts) is in the batch; an envelope delivery keeps
 -- nothing more than its outcome. :retry_in_ms (the wait before the next attempt, null for none) and
