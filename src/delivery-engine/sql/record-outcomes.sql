@@ -6,40 +6,42 @@
 -- Each outcome is one position in the arrays: :ids (the deliveries) and, at the same position, its
 -- columns :success, :request_timestamps, :signatures, :durations_ms, :status_codes, :response_bodies,
 -- :error_messages and :delivered_at_ms (when it was known, in ms since the epoch).
--- A row finds its values by its id's position (array_position) rather than by joining an unnest: the
--- filter is estimated at ~1 row, and with that estimate the planner joins by rescanning the unnest per row.
+-- The arrays are read once, together (`outcomes`), and joined to the rows by id: looking each value up
+-- by its id's position (array_position, per column and row) walked the id array a dozen times a row,
+-- about half the statement's time (docs/benchmarks.md, "Where a delivery's Postgres time goes").
 -- :shaped_bodies, :shaped_body_headers and :request_headers are null unless a shaped delivery (a format,
 -- a signature scheme or custom headers: delivery-shape.ts) is in the batch; an envelope delivery keeps
 -- nothing more than its outcome. :retry_in_ms (the wait before the next attempt, null for none) and
 -- :counted (auto-disable counts it) are null and false for an outcome with no follow-up; with none in
 -- the batch, every follow-up below works on no rows and locks nothing.
-WITH recorded AS (
+WITH outcomes AS MATERIALIZED (
+  -- One row per outcome; an array left null (the shaped ones, when the batch has no shaped delivery)
+  -- reads as nulls. Materialized: read once, hashed by the join below.
+  SELECT * FROM unnest(:ids::bigint[], :success::boolean[], :request_timestamps::bigint[], :signatures::text[],
+                       :durations_ms::int[], :status_codes::int[], :response_bodies::text[], :error_messages::text[],
+                       :delivered_at_ms::float8[], :shaped_bodies::text[], :shaped_body_headers::jsonb[],
+                       :request_headers::jsonb[], :retry_in_ms::float8[], :counted::boolean[])
+           AS o (id, success, request_timestamp, signature, duration_ms, status_code, response_body, error_message,
+                 delivered_at_ms, shaped_body, shaped_body_headers, request_headers, retry_in_ms, counted)
+), recorded AS (
   -- An attempt that finished is a fact: written whoever holds the row's lease now, unless the row already
   -- has an outcome. When a lease ran out (a database outage, a stalled process) and another worker sent
   -- the row again, the first outcome recorded stands and the later one is dropped (the receiver saw the
   -- same delivery twice, which at-least-once allows). `state <> 'done'` rather than the partial index's
-  -- `delivered_at IS NULL` (the same by the table's CHECK): the rows are found by primary key.
+  -- `delivered_at IS NULL` (the same by the table's CHECK): the rows are found by primary key, by the
+  -- id array (one index scan) rather than by the join, which would descend the index once per outcome.
   UPDATE deliveries d
-     SET state = 'done',
-         success = (:success::boolean[])[array_position(:ids::bigint[], d.id)],
-         request_timestamp = (:request_timestamps::bigint[])[array_position(:ids::bigint[], d.id)],
-         signature = (:signatures::text[])[array_position(:ids::bigint[], d.id)],
-         duration_ms = (:durations_ms::int[])[array_position(:ids::bigint[], d.id)],
-         status_code = (:status_codes::int[])[array_position(:ids::bigint[], d.id)],
-         response_body = (:response_bodies::text[])[array_position(:ids::bigint[], d.id)],
-         error_message = (:error_messages::text[])[array_position(:ids::bigint[], d.id)],
-         delivered_at = to_timestamp((:delivered_at_ms::float8[])[array_position(:ids::bigint[], d.id)] / 1000),
-         locked_by = NULL,
-         locked_until = NULL,
+     SET state = 'done', success = o.success, request_timestamp = o.request_timestamp, signature = o.signature,
+         duration_ms = o.duration_ms, status_code = o.status_code, response_body = o.response_body,
+         error_message = o.error_message, delivered_at = to_timestamp(o.delivered_at_ms / 1000),
+         locked_by = NULL, locked_until = NULL,
          -- What a shaped delivery sent; a row's kept body (a replay's) stays when its attempt sent nothing.
-         body = COALESCE((:shaped_bodies::text[])[array_position(:ids::bigint[], d.id)], d.body),
-         body_headers = COALESCE((:shaped_body_headers::jsonb[])[array_position(:ids::bigint[], d.id)], d.body_headers),
-         request_headers = (:request_headers::jsonb[])[array_position(:ids::bigint[], d.id)]
-   WHERE d.id = ANY (:ids::bigint[]) AND d.state <> 'done'
+         body = COALESCE(o.shaped_body, d.body), body_headers = COALESCE(o.shaped_body_headers, d.body_headers),
+         request_headers = o.request_headers
+    FROM outcomes o
+   WHERE d.id = ANY (:ids::bigint[]) AND d.id = o.id AND d.state <> 'done'
   RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number, d.success, d.delivered_at,
-            d.status_code, d.rollout_id, d.rollout_position,
-            (:retry_in_ms::float8[])[array_position(:ids::bigint[], d.id)] AS retry_in_ms,
-            COALESCE((:counted::boolean[])[array_position(:ids::bigint[], d.id)], false) AS counted
+            d.status_code, d.rollout_id, d.rollout_position, o.retry_in_ms, COALESCE(o.counted, false) AS counted
 ), policies AS (
   -- The webhooks of outcomes with a follow-up, locked in id order (two statements never wait on each
   -- other in opposite orders). The lock also keeps a webhook from being deleted under a retry being
