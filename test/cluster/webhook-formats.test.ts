@@ -62,6 +62,11 @@ describe("Webhook format fields on a real cluster", () => {
       ["url and urlSecretRef", { url, urlSecretRef: { name: "s", key: "k" }, events }, "exactly one of url"],
       ["template without its format", { url, events, template: "{}" }, "template is used only with format"],
       ["format template without a template", { url, events, format: "template" }, "template is required"],
+      [
+        "Standard Webhooks without a signing secret",
+        { url, events, signatureScheme: "standard-webhooks" },
+        'signatureScheme "standard-webhooks" needs secretRef',
+      ],
       ["an unknown format", { url, events, format: "xml" }, "Unsupported value"],
       [
         "a header with value and valueFrom",

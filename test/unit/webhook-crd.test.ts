@@ -93,6 +93,7 @@ describe("validateWebhookSpec, the rules across fields (the CRD's CEL rules' twi
         template: "{{ event }}",
         templateContentType: "text/plain",
         signatureScheme: "standard-webhooks",
+        secretRef: { name: "signing", key: "secret" },
         cloudEventsMode: "binary",
         headers: [
           { name: "Authorization", valueFrom: { secretKeyRef: { name: "api", key: "token" } } },
@@ -118,6 +119,11 @@ describe("validateWebhookSpec, the rules across fields (the CRD's CEL rules' twi
       "a template with another format",
       { url, format: "slack", template: "x" },
       "spec: template is used only with format: template",
+    ],
+    [
+      "Standard Webhooks without a signing secret",
+      { url, signatureScheme: "standard-webhooks" },
+      'spec: signatureScheme "standard-webhooks" needs secretRef',
     ],
     [
       "a header with value and valueFrom",

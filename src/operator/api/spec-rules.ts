@@ -16,6 +16,8 @@ interface RuledSpec {
   urlSecretRef?: unknown;
   format?: string;
   template?: string;
+  signatureScheme?: string;
+  secretRef?: unknown;
 }
 interface RuledHeader {
   name: string;
@@ -55,6 +57,14 @@ export const specRules: SpecRule<RuledSpec>[] = [
     rule: "!has(self.template) || (has(self.format) && self.format == 'template')",
     message: "template is used only with format: template",
     holds: (spec) => spec.template === undefined || spec.format === "template",
+  },
+  {
+    // As the API refuses it (webhooks/save-checks.ts): every delivery would go unsigned, and every
+    // Standard Webhooks library refuses an unsigned delivery.
+    rule: "!has(self.signatureScheme) || self.signatureScheme != 'standard-webhooks' || has(self.secretRef)",
+    message:
+      'signatureScheme "standard-webhooks" needs secretRef: every Standard Webhooks library refuses an unsigned delivery',
+    holds: (spec) => spec.signatureScheme !== "standard-webhooks" || spec.secretRef !== undefined,
   },
 ];
 
