@@ -203,7 +203,11 @@ describe("why a rollout failed, on a real node", () => {
     const [problem] = failure?.problems ?? [];
     expect(problem).toMatchObject({ exit_code: 1 });
     expect(problem?.restart_count).toBeGreaterThanOrEqual(1);
-    expect(problem?.log_tail).toEqual(["starting web", "[redacted]", "cannot open config"]);
+    // Each of the container's streams in its order; stdout and stderr interleave as the runtime read
+    // them (CI saw the stderr line first), so only their lines, not their order, are compared.
+    const tail = problem?.log_tail ?? [];
+    expect([...tail].sort()).toEqual(["starting web", "[redacted]", "cannot open config"].sort());
+    expect(tail.indexOf("starting web")).toBeLessThan(tail.indexOf("[redacted]"));
     expect(failure?.warnings.map((w) => w.reason)).toContain("BackOff");
     const probe = failed.get("never-ready")?.event.payload.rollout?.failure;
     expect(probe?.warnings.map((w) => w.reason)).toContain("Unhealthy");
