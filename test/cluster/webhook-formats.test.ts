@@ -65,7 +65,7 @@ describe("Webhook format fields on a real cluster", () => {
       [
         "Standard Webhooks without a signing secret",
         { url, events, signatureScheme: "standard-webhooks" },
-        'signatureScheme "standard-webhooks" needs secretRef',
+        "needs secretRef: every Standard Webhooks library refuses an unsigned delivery",
       ],
       ["an unknown format", { url, events, format: "xml" }, "Unsupported value"],
       [
