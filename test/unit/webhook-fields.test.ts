@@ -67,6 +67,7 @@ describe("webhookFieldsFromSpec", () => {
       templateContentType: "text/plain",
       cloudEventsMode: "binary",
       signatureScheme: "standard-webhooks",
+      secretRef: { name: "signing", key: "secret" },
       rolloutDetails: true,
       headers: [
         { name: "Authorization", valueFrom: { secretKeyRef: { name: "api", key: "token" } } },
