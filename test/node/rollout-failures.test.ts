@@ -154,9 +154,8 @@ describe("why a rollout failed, on a real node", () => {
     );
     for (const { delivery, event } of failed.values()) {
       expect(signedWith(secret, delivery)).toBe(true);
-      const tookSeconds =
-        (Date.parse(event.payload.finished_at) - Date.parse(event.payload.started_at)) / 1000;
-      expect(tookSeconds).toBeLessThan(deadlineSeconds / 2);
+      // Failed by the rule, not by the deadline (how long it took is printed above, not asserted:
+      // a loaded node is slower, and timings belong in the benches).
       expect(event.payload.rollout?.failure?.failed_early).toBe(true);
     }
   });
