@@ -139,7 +139,7 @@ describe("the fail-fast rule against a model", () => {
             );
         }
       }),
-      { numRuns: 400 },
+      { numRuns: Number(process.env.FAIL_FAST_MODEL_RUNS ?? 400) },
     );
   });
 
