@@ -41,7 +41,7 @@ export const metrics = {
   }),
   deliveryLag: new client.Histogram({
     name: `${prefix}delivery_lag_seconds`,
-    help: "Time from an event being recorded to the start of its delivery attempt, in seconds",
+    help: "Time from a delivery attempt being queued (its event recorded, its retry due, its recovery asked for) to its start, in seconds",
     buckets: latencyBuckets,
     registers: [shared],
   }),

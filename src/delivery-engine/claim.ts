@@ -11,8 +11,11 @@ export interface ClaimedDelivery {
   url: string;
   secret: string | null;
   body: string;
-  /** When the event was recorded, in ms since the epoch. */
-  event_created_ms: number;
+  /**
+   * When the row was queued, in ms since the epoch: its event's recording for a first attempt, the
+   * queueing of an automatic retry when it fell due, a recovery's request. The delivery lag runs from it.
+   */
+  queued_at_ms: number;
   attempt_number: number;
   /** The rollout its event belongs to (docs/deliveries.md, "Order"), null for none. */
   rollout_id: number | null;

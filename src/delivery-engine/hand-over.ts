@@ -62,7 +62,7 @@ export function handedOverDeliveries(
       retry_max_attempts: row.retry_max_attempts,
       counted_by_policy: row.counted_by_policy,
       body: events.get(row.event_id)?.body as string,
-      event_created_ms: createdAt.getTime(),
+      queued_at_ms: createdAt.getTime(),
       enabled: true,
       more_due: false,
       shape:

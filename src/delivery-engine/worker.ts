@@ -453,7 +453,7 @@ export class DeliveryWorker {
       if (this.paceWake.isPaused(delivery.webhook_id) || tokenStale(delivery, claimedAtMs)) {
         unpaced.push(this.slots.giveBack(i).id);
       } else if (this.limits.canStart(delivery.webhook_id)) {
-        metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.event_created_ms) / 1000);
+        metrics.deliveryLag.observe(Math.max(0, Date.now() - delivery.queued_at_ms) / 1000);
         this.slots.start(i, (row) => this.sends.run(row));
       } else i += 1;
     }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { metrics } from "../../src/metrics.js";
 import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -57,6 +58,39 @@ const recover = (webhookId: number, body: Record<string, unknown>) =>
 const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString();
 
 describe("POST …/webhooks/{id}/recover", () => {
+  it("times a recovered attempt's lag from its recovery, not from its event's age", async () => {
+    // The delivery lag says how long due work waited for a worker (the DeliveryLagHigh alert: a queue
+    // backed up). An event recorded an hour ago and recovered now waited for nobody.
+    const webhook = await failingWebhook("/recover-lag");
+    const event = await emit(service.pool, projectId, "deployment.succeeded");
+    await settled(webhook.id, 1);
+    await service.pool.query("UPDATE events SET created_at = created_at - interval '1 hour' WHERE id = $1", [
+      event.envelope.id,
+    ]);
+    await service.pool.query(
+      "UPDATE deliveries SET created_at = created_at - interval '1 hour' WHERE webhook_id = $1",
+      [webhook.id],
+    );
+    webhook.answer(200);
+    const lag = async () => {
+      const { values } = await metrics.deliveryLag.get();
+      const count = values.find((v) => v.metricName?.endsWith("_count"))?.value ?? 0;
+      // The histogram's largest finite bucket is 30 s: an hour's lag counts only above it.
+      const within30s =
+        values.find((v) => v.metricName?.endsWith("_bucket") && v.labels.le === 30)?.value ?? 0;
+      return { count, over30s: count - within30s };
+    };
+    const before = await lag();
+
+    expect(
+      (await recover(webhook.id, { since: new Date(Date.now() - 7_200_000).toISOString() })).body.queued,
+    ).toBe(1);
+    await settled(webhook.id, 2);
+    const after = await lag();
+    expect(after.count).toBe(before.count + 1);
+    expect(after.over30s).toBe(before.over30s);
+  });
+
   it("queues the latest failed attempt of each event once, as a new attempt the workers send", async () => {
     const webhook = await failingWebhook("/recover-all");
     const events = [

@@ -170,7 +170,7 @@ export class ModelWorkerQueue implements WorkerQueue {
       url: "http://127.0.0.1:1/hook",
       secret: null,
       body: "{}",
-      event_created_ms: Date.now(),
+      queued_at_ms: Date.now(),
       attempt_number: attempt,
       enabled: true,
       retry_max_attempts: this.retryMaxAttempts.get(webhookId) ?? null,

@@ -73,7 +73,7 @@ const delivery = (id: number, webhookId = id): ClaimedDelivery => ({
   url: "http://127.0.0.1:1/hook",
   secret: null,
   body: "{}",
-  event_created_ms: Date.now(),
+  queued_at_ms: Date.now(),
   attempt_number: 1,
   enabled: true,
   retry_max_attempts: null,

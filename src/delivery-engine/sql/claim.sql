@@ -110,7 +110,8 @@ WITH RECURSIVE unfinished_webhooks (webhook_id) AS (
      SET state = 'in_flight', locked_by = :worker::text,
          locked_until = clock_timestamp() + :lease_ms::float8 * interval '1 millisecond'
    WHERE d.id = ANY (ARRAY(SELECT id FROM chosen))
-  RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number, d.rollout_id, d.body, d.body_headers
+  RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number, d.rollout_id, d.body, d.body_headers,
+            d.created_at
 ), pace_taken AS (
   -- What the claim took from each paced webhook's bucket (its pace row, locked by `gates`).
   UPDATE webhook_pace b
@@ -124,7 +125,7 @@ WITH RECURSIVE unfinished_webhooks (webhook_id) AS (
 -- rollout details with the event's details (read only then), and the body the row kept (a replay's: sent
 -- again as it was) (delivery-shape.ts).
 SELECT c.id, c.webhook_id, c.event_type, w.url, w.secret, e.envelope AS body,
-       EXTRACT(EPOCH FROM e.created_at)::float8 * 1000 AS event_created_ms, c.attempt_number, c.rollout_id,
+       EXTRACT(EPOCH FROM c.created_at)::float8 * 1000 AS queued_at_ms, c.attempt_number, c.rollout_id,
        1000 / w.rate_limit_per_second AS pace_interval_ms, w.enabled, w.retry_max_attempts,
        w.auto_disable_after_failures IS NOT NULL AS counted_by_policy,
        EXISTS (SELECT 1 FROM candidates WHERE cut) AS more_due,
