@@ -199,15 +199,18 @@ describe("Prometheus scraping the operator's pods on a real node", () => {
       { timeoutMs: 300_000, intervalMs: 1_000 },
     ).catch(() => {});
     const alerts = readAlerts().groups.flatMap((group) => group.rules.map((rule) => rule.alert ?? ""));
-    // Should an alert fire that this situation does not call for, what its figures were (the lag's
-    // buckets, for one: which attempts started late) says why.
-    const lagBuckets = await prometheus.query(
-      "sum by (le) (increase(webhook_operator_delivery_lag_seconds_bucket[10m]))",
-    );
-    expect(
-      Object.fromEntries(states),
-      `alert states; delivery lag by bucket over 10 minutes: ${JSON.stringify(lagBuckets)}`,
-    ).toEqual(
+    // Should an alert fire that this situation does not call for, the figures behind it say why: how
+    // late attempts started (the lag's buckets) and how sends ended (a timeout holds a rollout's later
+    // events back).
+    const figures = {
+      lag: await prometheus.query(
+        "sum by (le) (increase(webhook_operator_delivery_lag_seconds_bucket[10m]))",
+      ),
+      sends: await prometheus.query(
+        "sum by (outcome, reason) (increase(webhook_operator_deliveries_total[10m]))",
+      ),
+    };
+    expect(Object.fromEntries(states), `alert states; over 10 minutes: ${JSON.stringify(figures)}`).toEqual(
       Object.fromEntries(alerts.map((alert) => [alert, shouldFire.includes(alert) ? "firing" : "inactive"])),
     );
   });
