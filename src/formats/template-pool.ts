@@ -135,12 +135,27 @@ export class TemplatePool {
     const job = thread.job as Job;
     thread.unwatch = watchTask(thread.worker, this.settings.limits[job.task.kind], () => {
       this.end(thread)?.reject(new TemplateThreadFailure("stopped"));
+      if (job.task.kind === "render") this.stopQueuedRenders(job.task.template);
       // Its replacement starts now rather than with the next task (a new thread takes some 100 ms to
       // load the engine): the caller of a stopped template, a preview, usually asks again at once.
       if (this.waiting.length === 0) this.startThread();
       this.dispatch();
     });
     thread.worker.postMessage(job.task);
+  }
+
+  /**
+   * Renders of a template just stopped, still queued, are stopped unrun: they would each hold the thread
+   * to the same deadline (template.ts refuses the template for a while once stopped, but only renders
+   * asked for after the stop), and whatever is queued behind them would wait for every one of them.
+   */
+  private stopQueuedRenders(template: string): void {
+    for (let i = this.waiting.length - 1; i >= 0; i -= 1) {
+      const job = this.waiting[i] as Job;
+      if (job.task.kind !== "render" || job.task.template !== template) continue;
+      this.waiting.splice(i, 1);
+      job.reject(new TemplateThreadFailure("stopped"));
+    }
   }
 
   private answered(thread: Thread, answer: TemplateAnswer): void {

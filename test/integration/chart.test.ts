@@ -191,6 +191,21 @@ describe.skipIf(!helm.path)(needing("the Helm chart", helm), { timeout: 60_000 }
       ]);
     });
 
+    it("passes the ingress controller's addresses of config.http.trustedProxies as TRUSTED_PROXIES (none by default)", () => {
+      const container = (set: Record<string, string>) =>
+        only(render(set), "Deployment").spec.template.spec.containers[0];
+      expect(operatorConfigOf(container({})).http.trustedProxies).toBeUndefined();
+      const behindIngress = container({
+        "config.http.trustedProxies[0]": "10.244.0.0/16",
+        "config.http.trustedProxies[1]": "fd00:10:244::/56",
+      });
+      expect(environmentOf(behindIngress).TRUSTED_PROXIES).toBe("10.244.0.0/16,fd00:10:244::/56");
+      expect(operatorConfigOf(behindIngress).http.trustedProxies?.entries).toEqual([
+        "10.244.0.0/16",
+        "fd00:10:244::/56",
+      ]);
+    });
+
     it("opens only labelled Secrets to Webhooks, plus those of config.webhookSecretsWithoutLabel", () => {
       const secretsWithoutLabel = (set: Record<string, string>) =>
         operatorConfigOf(only(render(set), "Deployment").spec.template.spec.containers[0]).kubernetes

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countAcquires } from "../support/pool-acquires.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // What a peer without a key can hold of the HTTP server: connections that send nothing or trickle
@@ -120,16 +121,3 @@ describe("failed authentications", () => {
 });
 
 /** Counts the connections the service takes from its pool from now until `stop`. */
-function countAcquires(running: TestService) {
-  let acquired = 0;
-  const count = () => {
-    acquired += 1;
-  };
-  running.pool.on("acquire", count);
-  return {
-    stop: () => {
-      running.pool.off("acquire", count);
-      return acquired;
-    },
-  };
-}

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProject, createWebhook, emit } from "../support/api-fixtures.js";
+import { countAcquires } from "../support/pool-acquires.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { waitUntil } from "../support/wait.js";
@@ -160,5 +161,22 @@ describe("the pace of a project's test events and replays", () => {
     );
     expect(await recorded(paced)).toEqual(counts);
     expect((await paced.api("POST", `/projects/${other}/webhooks/${elsewhere.id}/test`)).status).toBe(200);
+  });
+
+  it("refuses a project over its pace before any query: a refusal costs less than the send it refuses", async () => {
+    const project = await createProject(paced, "refused-cheaply");
+    const webhook = await createWebhook(paced, project, {
+      url: `${receiver.url}/ok`,
+      events: ["deployment.created"],
+    });
+    const test = `/projects/${project}/webhooks/${webhook.id}/test`;
+    for (let i = 0; i < 3; i++) expect((await paced.api("POST", test)).status).toBe(200);
+    const acquired = countAcquires(paced);
+    const statuses = new Set<number>();
+    for (let i = 0; i < 20; i++) statuses.add((await paced.api("POST", test)).status);
+    expect(statuses).toEqual(new Set([429]));
+    // The key verified moments ago is remembered (API_KEY_CACHE_TTL_MS); the project's pace is in
+    // memory. Looked up first, the webhook took 2 connections a refusal (40 for these 20).
+    expect(acquired.stop()).toBeLessThanOrEqual(1);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pausesBeforeAttempts } from "../../src/delivery-engine/retry-after.js";
+import { minPauseMs, pausesBeforeAttempts } from "../../src/delivery-engine/retry-after.js";
 import { createProject, createWebhook, deliveriesOf, emitMany } from "../support/api-fixtures.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -97,8 +97,18 @@ describe("a receiver answering 429 with Retry-After: 0", () => {
     expect(list.every((d) => d.status_code === 429 && !d.success)).toBe(true);
     // Each pause sent back what its receiver was sending then: at most the 2 sends a webhook may have
     // open before its receiver has answered well once. Before, 2,588 requests in 20 s for 30 deliveries.
-    const requests = receiver.requests.filter((r) => r.path === "/throttling").length;
-    expect(requests).toBeGreaterThanOrEqual(deliveries + pausesBeforeAttempts);
-    expect(requests).toBeLessThanOrEqual(deliveries + 2 * pausesBeforeAttempts);
+    const arrivals = receiver.requests
+      .filter((r) => r.path === "/throttling")
+      .map((r) => r.receivedAt)
+      .sort((x, y) => x - y);
+    expect(arrivals.length).toBeGreaterThanOrEqual(deliveries + pausesBeforeAttempts);
+    expect(arrivals.length).toBeLessThanOrEqual(deliveries + 2 * pausesBeforeAttempts);
+    // Each pause lasted at least a second: the k-th pause's sends came no sooner than k - 1 seconds after
+    // the first request, so before the run could end only the pauses' own sends arrived (a lower bound
+    // from the service's pauses, which a slow machine only makes later). With no shortest pause the run
+    // ended within milliseconds and every delivery was sent at once after it.
+    const first = arrivals[0] as number;
+    const beforeRunEnds = arrivals.filter((at) => at < first + pausesBeforeAttempts * minPauseMs);
+    expect(beforeRunEnds.length).toBeLessThanOrEqual(2 * pausesBeforeAttempts);
   });
 });

@@ -48,6 +48,28 @@ describe("template threads", { timeout: 30_000 }, () => {
     expect(pool.size).toBe(1);
   });
 
+  it("stop renders of a stopped template still queued without running them", async () => {
+    pool = new TemplatePool({
+      threads: 1,
+      idleMs: 60_000,
+      limits: { render: { cpuMs: 500, wallMs: 3_000 }, check: generous },
+    });
+    const settled: string[] = [];
+    const track = (name: string, task: Promise<unknown>) =>
+      task.then(
+        () => settled.push(`${name} rendered`),
+        (error: unknown) => settled.push(`${name} ${(error as TemplateThreadFailure).failure}`),
+      );
+    // Queued in this order on one thread: the second copy of the runaway would run to the deadline
+    // again after the cheap render (a preview, another tenant's delivery) that waits between them.
+    await Promise.all([
+      track("runaway", pool.run(render(runaway))),
+      track("behind", pool.run(render("{{ payload.project_name }}"))),
+      track("its copy", pool.run(render(runaway))),
+    ]);
+    expect(settled).toEqual(["runaway stopped", "its copy stopped", "behind rendered"]);
+  });
+
   it("answer a template's own errors as data, and check sources", async () => {
     pool = new TemplatePool({ threads: 2, idleMs: 60_000, limits: { render: generous, check: generous } });
     const [syntax, fine] = await Promise.all([
