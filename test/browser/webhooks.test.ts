@@ -144,6 +144,43 @@ it("sets and removes a rate limit in the form, and names a bad value beside the 
   expect((await world.service.api("GET", path)).body.rate_limit).toBeNull();
 });
 
+it("keeps a chat URL secret from the form: masked on every page, delivered whole, edited without losing it", async () => {
+  const token = "T0AAAA/B0BBBB/xoxFormToken";
+  const page = await world.newPage();
+  await signIn(page, world.service.baseUrl, world.service.adminKey);
+  await page.goto(`${webhooksUrl()}/new`);
+  await page.getByLabel("Payload URL").fill(`${world.receiver.url}/chat/${token}`);
+  await page.getByRole("checkbox", { name: /Keep the URL secret/ }).check();
+  await page.getByRole("checkbox", { name: "All events" }).check();
+  await page.getByRole("button", { name: "Add webhook" }).click();
+  const masked = `${world.receiver.url}/********`;
+  await page.getByRole("heading", { name: masked }).waitFor();
+  const [webhook] = (await world.service.api("GET", `/projects/${projectId}/webhooks`)).body.filter(
+    (w: { url_secret?: boolean }) => w.url_secret,
+  );
+  expect(webhook).toMatchObject({ url: masked, url_secret: true });
+  expect(await page.content()).not.toContain("xoxFormToken");
+
+  // Saved again without touching the URL: the masked one goes back and the stored one stays.
+  await page.getByRole("link", { name: "Edit", exact: true }).click();
+  expect(await page.getByLabel("Payload URL").inputValue()).toBe(masked);
+  expect(await page.getByRole("checkbox", { name: /Keep the URL secret/ }).isChecked()).toBe(true);
+  await page.getByRole("checkbox", { name: /^Enabled/ }).uncheck();
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByRole("heading", { name: masked }).waitFor();
+  const { rows } = await world.service.pool.query("SELECT url, enabled FROM webhooks WHERE id = $1", [
+    webhook.id,
+  ]);
+  expect(rows[0]).toEqual({ url: `${world.receiver.url}/chat/${token}`, enabled: false });
+
+  await page.goto(`${webhooksUrl()}`);
+  await page.getByText(masked).first().waitFor();
+  expect(await page.content()).not.toContain("xoxFormToken");
+  const sent = await world.service.api("POST", `/projects/${projectId}/webhooks/${webhook.id}/test`);
+  expect(sent.body.success).toBe(true);
+  expect(world.receiver.requests.some((r) => r.path === `/chat/${token}`)).toBe(true);
+});
+
 it("pages through more than 100 deliveries, and the failed filter pages too", async () => {
   const { id } = await createWebhook(world.service, projectId, {
     url: `${world.receiver.url}/many`,

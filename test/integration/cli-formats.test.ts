@@ -1,11 +1,14 @@
-import { writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProject } from "../support/api-fixtures.js";
 import { assertBuilt, runCli } from "../support/cli.js";
-import { docSection } from "../support/docs.js";
+import { docBlock, docSection } from "../support/docs.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { repoRoot } from "../support/tools.js";
 
 // The CLI's format options (--format, --cloudevents-mode, --signature-scheme, --template-file,
 // --template-content-type, --header, --remove-headers), run as users run the built binary.
@@ -316,4 +319,53 @@ describe("webhooks create and update with format options", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/Name=value/);
   });
+});
+
+describe("docs/formats.md, From the command line", () => {
+  it("runs as written: a CloudEvents webhook with Standard Webhooks and a header, then a template, then no headers", async () => {
+    const block = docBlock("## From the command line");
+    const split = block.indexOf("\nnpx webhook-operator webhooks update");
+    const [create, updates] = [block.slice(0, split), block.slice(split)];
+    const project = await createProject(service, "formats-cli", "Formats CLI");
+    // npx finds the binary from the checkout, so the lines run there, with the template file's path.
+    const template = path.join(await mkdtemp(path.join(tmpdir(), "wo-formats-cli-")), "deploy.liquid");
+    await writeFile(template, "{{ event.event_type }} of {{ payload.project_name }}\n");
+    const run = (script: string) =>
+      promisify(execFile)(
+        "bash",
+        ["-c", `set -euo pipefail\n${script.replaceAll("--project-id 4", `--project-id ${project}`)}`],
+        {
+          cwd: repoRoot,
+          timeout: 60_000,
+          env: {
+            PATH: `${path.join(repoRoot, "node_modules/.bin")}:${process.env.PATH}`,
+            HOME: process.env.HOME ?? "/tmp",
+            WEBHOOK_OPERATOR_URL: service.baseUrl,
+            WEBHOOK_OPERATOR_API_KEY: service.adminKey,
+            SIGNING_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            EVENTS_TOKEN: "events-token-1",
+          },
+        },
+      );
+    const created = await run(create);
+    const id = /^id: +(\d+)$/m.exec(created.stdout)?.[1];
+    expect(id, created.stdout).toBeDefined();
+    const first = await service.api("GET", `/projects/${project}/webhooks/${id}`);
+    expect(first.body).toMatchObject({
+      format: "cloudevents",
+      cloudevents_mode: "binary",
+      header_names: ["Authorization"],
+    });
+    await run(updates.replaceAll("--webhook-id 9", `--webhook-id ${id}`).replace("deploy.liquid", template));
+    const webhook = await service.api("GET", `/projects/${project}/webhooks/${id}`);
+    expect(webhook.body).toMatchObject({
+      url: "https://events.example.com/",
+      format: "template",
+      signature_scheme: "standard-webhooks",
+      has_secret: true,
+      template: "{{ event.event_type }} of {{ payload.project_name }}\n",
+      template_content_type: "text/plain; charset=utf-8",
+      header_names: [],
+    });
+  }, 120_000); // three `npx` starts: slow on a busy machine
 });

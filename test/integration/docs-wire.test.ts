@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProject, createWebhook, emit } from "../support/api-fixtures.js";
+import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
 import { docSection } from "../support/docs.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { waitUntil } from "../support/wait.js";
 
 // What the user documentation says about the wire, checked against real deliveries to a real receiver:
-// the order of a delivery's headers, what a webhook's rate limit holds back and what it does not, and
-// which test-event bodies are taken.
+// the order of a delivery's headers, what a webhook's rate limit holds back and what it does not,
+// which test-event bodies are taken, what a delivery of a template that is not JSON records, and how a
+// secret URL is answered.
 
 let service: TestService;
 let receiver: Receiver;
@@ -105,3 +107,52 @@ describe("docs/api.md, test events", () => {
     expect(operation.description).toContain("or be JSON null: each is taken as {}");
   });
 });
+
+describe("docs/formats.md, JSON output is checked", () => {
+  it("records a delivery whose template output is not JSON with the message the page quotes, position and all", async () => {
+    const { text } = docSection("## Templates");
+    const quoted = /the delivery fails with `(Not sent: [^`]+)`/.exec(text.replace(/\s+/g, " "))?.[1];
+    expect(quoted).toBe(
+      "Not sent: the template body could not be rendered: The template's output is not valid JSON (at position …), and the webhook declares application/json.",
+    );
+    // Saved because the examples render to JSON; a real event from production does not (a trailing
+    // comma), and goes through the workers as any rollout's event would.
+    const webhook = await createWebhook(service, projectId, {
+      url: `${receiver.url}/not-json`,
+      events: ["deployment.succeeded"],
+      format: "template",
+      template: '{% if payload.environment == "production" %}{"a": 1,}{% else %}{}{% endif %}',
+    });
+    await emit(service.pool, projectId, "deployment.succeeded", {
+      deployment_id: 5,
+      environment: "production",
+    });
+    const [record] = await waitUntil("the delivery's record", async () => {
+      const records = await deliveriesOf(service, projectId, webhook.id);
+      return records.length > 0 ? records : undefined;
+    });
+    const [before, after] = (quoted as string).split("…");
+    expect(record.success).toBe(false);
+    expect(record.error_message).toMatch(new RegExp(`^${literal(before)}\\d+${literal(after)}$`));
+    expect(receiver.requests.filter((r) => r.path === "/not-json")).toHaveLength(0);
+  });
+});
+
+describe("docs/formats.md, a chat URL is a secret through the API too", () => {
+  it("answers a Slack webhook with url_secret as the page shows", async () => {
+    const { text } = docSection("### A chat URL is a secret through the API too");
+    const shown = /```json\n(\{.*), …\}\n```/.exec(text)?.[1];
+    expect(shown).toBeDefined();
+    const webhook = await createWebhook(service, projectId, {
+      url: "https://hooks.slack.com/services/T0AAAA/B0BBBB/xoxDocsExample",
+      events: ["deployment.succeeded"],
+      format: "slack",
+      url_secret: true,
+    });
+    const read = await service.api("GET", `/projects/${projectId}/webhooks/${webhook.id}`);
+    expect(read.body).toMatchObject(JSON.parse(`${shown}}`));
+    expect(read.text).not.toContain("xoxDocsExample");
+  });
+});
+
+const literal = (text: string | undefined) => (text ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

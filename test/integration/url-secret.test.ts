@@ -1,3 +1,5 @@
+import { Writable } from "node:stream";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProject, createWebhook, deliveriesOf, emit } from "../support/api-fixtures.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
@@ -6,15 +8,26 @@ import { waitUntil } from "../support/wait.js";
 
 // A chat-format URL is a credential: with url_secret the API never shows it again (the webhook, the
 // list, delivery errors, test events and replays show scheme://host/********), while deliveries still
-// go to the whole URL. Without it, every answer is exactly as before.
+// go to the whole URL. Without it, every answer is exactly as before. Nor does the service's log,
+// at debug level, ever hold the token.
 
 const token = "T0AAAA/B0BBBB/xoxSecretTokenValue";
 let service: TestService;
 let receiver: Receiver;
 let projectId: number;
+let logged = "";
+const log = new Writable({
+  write(chunk, _encoding, done) {
+    logged += String(chunk);
+    done();
+  },
+});
 
 beforeAll(async () => {
-  [service, receiver] = await Promise.all([startTestService(), startReceiver()]);
+  [service, receiver] = await Promise.all([
+    startTestService({}, { logger: pino({ level: "debug" }, log) }),
+    startReceiver(),
+  ]);
   projectId = await createProject(service, "chat", "Chat");
 });
 afterAll(async () => Promise.all([service?.close(), receiver?.close()]));
@@ -118,5 +131,10 @@ describe("url_secret", () => {
     });
     expect(answer.status).toBe(400);
     expect(answer.body.error.message).toContain("url_secret must be a boolean");
+  });
+
+  it("never writes the token to the service's log, at debug level, after everything above", () => {
+    expect(logged).toContain("listening"); // the log is this service's, and was written
+    expect(logged).not.toContain("xoxSecretTokenValue");
   });
 });

@@ -4,8 +4,9 @@ import { describe, expect, it } from "vitest";
 import { docSection } from "../support/docs.js";
 import { repoRoot } from "../support/tools.js";
 
-// README.md explains the EBADENGINE warnings an older machine Node prints at `npm ci`, quoting one:
-// the quote is the installed package's own requirement, and the pinned Node that runs it meets it.
+// README.md explains the EBADENGINE warnings an older machine Node prints at `npm ci` and at each
+// `npx webhook-operator`, quoting them: each quote is the package's own requirement as installed, and
+// the pinned Node that runs it meets it.
 
 const packageJson = (name: string) =>
   JSON.parse(readFileSync(path.join(repoRoot, "node_modules", name, "package.json"), "utf8"));
@@ -26,6 +27,13 @@ describe("README.md, Requirements", () => {
       (major as number) > (wantedMajor as number) ||
         (major === wantedMajor && (minor as number) >= (wantedMinor as number)),
     ).toBe(true);
+  });
+
+  it("quotes the warning each npx webhook-operator prints: the project's own version and wanted Node", () => {
+    const own = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8"));
+    expect(docSection("## Requirements").text.replace(/\s+/g, " ")).toContain(
+      `(\`package: '${own.name}@${own.version}', required: { node: '${own.engines.node}' }\`)`,
+    );
   });
 
   it("names the newest Node any installed package asks for as the one without warnings", () => {

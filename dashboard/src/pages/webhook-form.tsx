@@ -17,9 +17,11 @@ import { paths } from "./paths";
 import { useProjectCrumbs } from "./project-crumbs";
 import { RateLimitField, rateLimitBody, rateLimitValuesOf } from "./rate-limit-field";
 import { type SecretAction, SecretField } from "./secret-field";
+import { UrlSecretField, urlSecretBody } from "./url-secret-field";
 
 const fields = [
   "url",
+  "url_secret",
   "events",
   "secret",
   "enabled",
@@ -74,6 +76,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
       : [{ label: "Add webhook" }]),
   );
   const [url, setUrl] = useState(webhook?.url ?? "");
+  const [urlSecret, setUrlSecret] = useState(webhook?.url_secret ?? false);
   const [events, setEvents] = useState<string[]>(webhook?.events ?? []);
   const [enabled, setEnabled] = useState(webhook?.enabled ?? true);
   const [rolloutDetails, setRolloutDetails] = useState(webhook?.rollout_details ?? false);
@@ -113,6 +116,7 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
             : { secret };
     // Only what changed: a form saved without touching the format sends the body it always did.
     const formatChange = {
+      ...urlSecretBody(urlSecret, saved),
       ...changedFormatBody(formatValues, saved),
       ...headersBody(headerValues, !webhook),
       ...filterChange,
@@ -197,6 +201,12 @@ function WebhookFormPage({ projectId, webhook }: { projectId: number; webhook: W
               </p>
             )}
           </div>
+          <UrlSecretField
+            checked={urlSecret}
+            onChange={setUrlSecret}
+            saved={webhook?.url_secret ?? false}
+            problem={problems.url_secret}
+          />
 
           <EventPicker
             catalogue={catalogue.data}
