@@ -38,7 +38,8 @@ export interface AuthPacer {
 
 /** Paces a source once it has `failuresPerMinute` failures in a window of a minute; 0 turns pacing off. */
 export function createAuthPacer(failuresPerMinute: number, logger: Logger, now = Date.now): AuthPacer {
-  const windows = new LRUCache<string, Window>({ max: pacedSourcesLimit });
+  // Sized (one per source) rather than given `max`, which makes lru-cache allocate for every source at once.
+  const windows = new LRUCache<string, Window>({ maxSize: pacedSourcesLimit, sizeCalculation: () => 1 });
   const current = (source: string): Window | undefined => {
     const window = windows.get(source);
     return window && now() - window.startedAt < pacingWindowMs ? window : undefined;

@@ -23,7 +23,12 @@ export interface VerifiedKeys {
 }
 
 export function createVerifiedKeys(pool: Queryable, ttlMs: number): VerifiedKeys {
-  const verified = new LRUCache<string, ApiKeyAuth>({ max: verifiedKeysLimit, ttl: Math.max(ttlMs, 1) });
+  // Sized (one per key) rather than given `max`, which makes lru-cache allocate for every key at once.
+  const verified = new LRUCache<string, ApiKeyAuth>({
+    maxSize: verifiedKeysLimit,
+    sizeCalculation: () => 1,
+    ttl: Math.max(ttlMs, 1),
+  });
   const lookups = new Map<string, Promise<ApiKeyAuth | undefined>>();
   // A lookup that began before a revocation must not put the key back: it is remembered only when no
   // key was revoked meanwhile.

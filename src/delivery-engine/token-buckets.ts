@@ -19,7 +19,15 @@ export class TokenBuckets {
     maxKeys = 100_000,
   ) {
     this.perMs = capacity / refillMs;
-    this.buckets = new LRUCache({ max: maxKeys, ttl: Math.ceil(refillMs), updateAgeOnGet: false });
+    // Bounded by a size of one per key rather than by `max`: given `max`, lru-cache allocates its arrays
+    // for that many keys at once (about 4 MiB for 100,000, with the ttl's), held from start-up by
+    // every instance whether or not a key is ever set; sized, they grow with the keys held.
+    this.buckets = new LRUCache({
+      maxSize: maxKeys,
+      sizeCalculation: () => 1,
+      ttl: Math.ceil(refillMs),
+      updateAgeOnGet: false,
+    });
   }
 
   /** How long until the key may take a token: 0 when it may now. */

@@ -1,3 +1,4 @@
+import v8 from "node:v8";
 import { describe, expect, it } from "vitest";
 import { ReceiverLimits } from "../../src/delivery-engine/receiver-limits.js";
 import type { DeliveryOutcome } from "../../src/delivery-engine/sender.js";
@@ -132,5 +133,24 @@ describe("TokenBuckets", () => {
     const buckets = new TokenBuckets(2, 2_000);
     buckets.take(5, 1_000_000);
     expect(buckets.waitMs(5, 1_000_000 - 600_000)).toBe(0);
+  });
+
+  it("keeps at most maxKeys buckets, forgetting the one used longest ago (full again)", () => {
+    const buckets = new TokenBuckets(1, 60_000, 2);
+    const t0 = 1_000_000;
+    for (const key of [1, 2, 3]) buckets.take(key, t0);
+    expect(buckets.waitMs(1, t0)).toBe(0);
+    expect(buckets.waitMs(2, t0)).toBe(60_000);
+    expect(buckets.waitMs(3, t0)).toBe(60_000);
+  });
+
+  it("takes memory for the keys it holds, not for the most it may hold", () => {
+    // Every replica makes three at start-up (test events, replays, previews) and most never hold a key.
+    const usedBytes = () => v8.getHeapStatistics().used_heap_size + process.memoryUsage().arrayBuffers;
+    const before = usedBytes();
+    const made = Array.from({ length: 20 }, () => new TokenBuckets(10, 60_000, 100_000));
+    const grownMiB = (usedBytes() - before) / 1024 / 1024;
+    expect(made).toHaveLength(20);
+    expect(grownMiB).toBeLessThan(8);
   });
 });
