@@ -20,6 +20,8 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
     res.setHeader("content-type", "application/json");
+    // A log the kubelet never sends: the request stays open.
+    if (req.url?.startsWith("/api/v1/namespaces/stalled/pods")) return;
     if (req.url?.startsWith("/api/v1/namespaces/shop/pods")) {
       res.statusCode = 403;
       res.end(
@@ -55,7 +57,10 @@ beforeAll(async () => {
   });
   core = config.makeApiClient(CoreV1Api);
 });
-afterAll(() => server.close());
+afterAll(() => {
+  server.closeAllConnections();
+  server.close();
+});
 
 describe("PodReads", () => {
   it("logs a refusal once, asks no more, and still reads what it may", async () => {
@@ -76,5 +81,13 @@ describe("PodReads", () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ resource: "pods" });
     expect(warnings[0]?.msg).toContain("rbac.rolloutDiagnostics");
+  });
+
+  it("goes on without a read that is never answered, and may read again", async () => {
+    const reads = new PodReads(core, pino({ level: "silent" }), 200);
+    const at = { namespace: "stalled", pod: "web-1", container: "app", previous: true };
+    expect(await reads.logTail(at, 20)).toBeUndefined();
+    expect(await reads.logTail(at, 20)).toBeUndefined();
+    expect(reads.requests["pods/log"]).toBe(2);
   });
 });

@@ -1,4 +1,5 @@
 import type { CoreV1Api, CoreV1Event, V1Pod } from "@kubernetes/client-node";
+import { within } from "../../abortable.js";
 import { describeError, type Logger } from "../../logger.js";
 import { isForbidden } from "../kube-errors.js";
 import { logBytes, type NewPods, type PodResource, type PodSource, podsPerLook } from "./pod-source.js";
@@ -6,7 +7,12 @@ import { logBytes, type NewPods, type PodResource, type PodSource, podsPerLook }
 // The three reads of a rollout diagnosis, each a request (no informer: the operator watches thousands
 // of workloads and looks at pods only of the few rollouts that stall). Each may be refused by RBAC
 // (the chart's rbac.rolloutDiagnostics switches): a refusal is logged once per resource for the
-// leadership term, and the diagnosis goes on with what it could read.
+// leadership term, and the diagnosis goes on with what it could read. Each is bounded in time too: a
+// read the API server (or, for a log, the kubelet behind it) never answers would otherwise hold the
+// rollout's deployment.failed back for good.
+
+/** How long a read may take before the diagnosis goes on without it. */
+export const podReadTimeoutMs = 10_000;
 
 export class PodReads implements PodSource {
   private readonly refused = new Set<PodResource>();
@@ -16,6 +22,7 @@ export class PodReads implements PodSource {
   constructor(
     private readonly core: CoreV1Api,
     private readonly logger: Logger,
+    private readonly timeoutMs = podReadTimeoutMs,
   ) {}
 
   /** undefined when refused (or failed): the caller goes on without. */
@@ -23,7 +30,7 @@ export class PodReads implements PodSource {
     if (this.refused.has(resource)) return undefined;
     this.requests[resource] += 1;
     try {
-      return await call();
+      return await within(call(), this.timeoutMs, `reading ${resource}`);
     } catch (error) {
       if (isForbidden(error)) {
         this.refused.add(resource);
