@@ -15,10 +15,12 @@ import type { DeliveryOutcome } from "./sender.js";
  *   claimed. A webhook whose receiver has not answered yet in this worker (new, or any webhook after a
  *   restart) is not restricted (it needs a slot to show it is healthy), only small, and caught sooner:
  *   a send of it open longer than `unansweredSlowAfterMs` restricts it.
- * - Sends a webhook had open when it became restricted, beyond the budget, stop counting against the
- *   worker's slots (overflowSends): they end by the delivery timeout, and meanwhile the other
- *   webhooks keep all but the budget. So whatever a set of receivers does, the others keep at least
- *   the rest of the slots once those receivers are recognized as slow.
+ * - Sends a webhook had open when it became restricted, beyond the budget, are written off: they stop
+ *   counting against the worker's slots (overflowSends) until they end, by the delivery timeout at the
+ *   latest, and meanwhile the other webhooks keep all but the budget. A send written off stays so when
+ *   its webhook answers another send and is no longer restricted: otherwise a receiver that hangs most
+ *   requests and answers one would take the slots back from everyone. So whatever a set of receivers
+ *   does, the others keep at least the rest of the slots once those receivers are recognized as slow.
  * - The worker claims ahead (worker.ts): a webhook whose limit has grown past `initial` (its receiver
  *   answers) and is not restricted may hold up to `ahead` more claimed rows than its limit, at most
  *   as many again, waiting to be sent. Its sends in flight stay within its limit (canStart).
@@ -46,8 +48,15 @@ interface ReceiverState {
   inFlight: number;
   restricted: boolean;
   lastUsedMs: number;
-  /** When each of its sends in flight started, by delivery id. */
-  sendsStartedMs: Map<number, number>;
+  /** Its sends in flight, by delivery id: when each started, and whether it was written off. */
+  sends: Map<number, OpenSend>;
+  /** How many of them are written off. */
+  writtenOff: number;
+}
+
+interface OpenSend {
+  startedMs: number;
+  writtenOff: boolean;
 }
 
 const forgetAfterMs = 10 * 60_000;
@@ -63,6 +72,9 @@ export class ReceiverLimits {
   private restrictedHeld = 0;
   /** Sends of restricted webhooks in flight, together. */
   private restrictedInFlight = 0;
+  /** Of those, the sends written off (the budget's overflow), and written-off sends of any webhook. */
+  private restrictedWrittenOff = 0;
+  private writtenOff = 0;
   private lastSweepMs = 0;
 
   constructor(
@@ -88,7 +100,8 @@ export class ReceiverLimits {
         inFlight: 0,
         restricted: false,
         lastUsedMs: 0,
-        sendsStartedMs: new Map(),
+        sends: new Map(),
+        writtenOff: 0,
       };
       this.states.set(webhookId, state);
     }
@@ -113,9 +126,12 @@ export class ReceiverLimits {
   started(webhookId: number, deliveryId: number): void {
     const state = this.state(webhookId);
     state.inFlight += 1;
-    if (state.restricted) this.restrictedInFlight += 1;
     state.lastUsedMs = Date.now();
-    state.sendsStartedMs.set(deliveryId, state.lastUsedMs);
+    state.sends.set(deliveryId, { startedMs: state.lastUsedMs, writtenOff: false });
+    if (state.restricted) {
+      this.restrictedInFlight += 1;
+      this.writeOffBeyondBudget();
+    }
   }
 
   /** A held row went back to the queue unsent. */
@@ -129,7 +145,13 @@ export class ReceiverLimits {
     const state = this.state(webhookId);
     state.held -= 1;
     state.inFlight -= 1;
-    state.sendsStartedMs.delete(deliveryId);
+    const send = state.sends.get(deliveryId);
+    state.sends.delete(deliveryId);
+    if (send?.writtenOff) {
+      state.writtenOff -= 1;
+      this.writtenOff -= 1;
+      if (state.restricted) this.restrictedWrittenOff -= 1;
+    }
     if (state.restricted) {
       this.restrictedHeld -= 1;
       this.restrictedInFlight -= 1;
@@ -147,11 +169,12 @@ export class ReceiverLimits {
   }
 
   /**
-   * Sends of restricted webhooks beyond the restricted budget: open since before their webhook was
-   * found slow. They do not count against the worker's slots (see the class comment).
+   * Sends written off: of restricted webhooks beyond the restricted budget, open since before their
+   * webhook was found slow, and still open. They do not count against the worker's slots (see the
+   * class comment).
    */
   overflowSends(): number {
-    return Math.max(0, this.restrictedInFlight - this.options.restrictedBudget);
+    return this.writtenOff;
   }
 
   /** In flight now, per webhook (for the claim and for tests). */
@@ -210,7 +233,7 @@ export class ReceiverLimits {
     for (const state of this.states.values()) {
       if (state.restricted) continue;
       const openedBefore = now - (state.answered ? this.options.slowAfterMs : unansweredSlowAfterMs);
-      for (const startedMs of state.sendsStartedMs.values()) {
+      for (const { startedMs } of state.sends.values()) {
         if (startedMs < openedBefore) {
           this.setRestricted(state, true);
           changed = true;
@@ -226,7 +249,29 @@ export class ReceiverLimits {
     // Rows this webhook holds, and its sends, move to the other side of the budget with it.
     this.restrictedHeld += restricted ? state.held : -state.held;
     this.restrictedInFlight += restricted ? state.inFlight : -state.inFlight;
+    this.restrictedWrittenOff += restricted ? state.writtenOff : -state.writtenOff;
     state.restricted = restricted;
+    if (restricted) this.writeOffBeyondBudget();
+  }
+
+  /** Writes off restricted webhooks' sends, oldest first, until those still counted fit the budget. */
+  private writeOffBeyondBudget(): void {
+    let beyond = this.restrictedInFlight - this.restrictedWrittenOff - this.options.restrictedBudget;
+    while (beyond > 0) {
+      let oldest: { state: ReceiverState; send: OpenSend } | undefined;
+      for (const state of this.states.values()) {
+        if (!state.restricted) continue;
+        for (const send of state.sends.values())
+          if (!send.writtenOff && (!oldest || send.startedMs < oldest.send.startedMs))
+            oldest = { state, send };
+      }
+      if (!oldest) return;
+      oldest.send.writtenOff = true;
+      oldest.state.writtenOff += 1;
+      this.restrictedWrittenOff += 1;
+      this.writtenOff += 1;
+      beyond -= 1;
+    }
   }
 
   /** Forgets webhooks idle for a while, so the map stays as small as the set of active webhooks. */

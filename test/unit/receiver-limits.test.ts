@@ -150,4 +150,30 @@ describe("ReceiverLimits", () => {
     expect(receivers.overflowSends()).toBe(0);
     expect(receivers.plan().restrictedBudget).toBe(1);
   });
+
+  it("keeps a hanging send written off when its webhook answers another: the slots stay with the others", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const receivers = limits(1_000);
+    // Six sends of one webhook hang; found slow, the two beyond the budget of four are written off.
+    for (let id = 1; id <= 6; id++) {
+      start(receivers, 1, id);
+      vi.advanceTimersByTime(10);
+    }
+    vi.advanceTimersByTime(2_000);
+    expect(receivers.restrictSlowReceivers()).toBe(true);
+    expect(receivers.overflowSends()).toBe(2);
+    // Its receiver answers the newest one: no longer restricted (until the next look finds the others
+    // still open), but the two oldest still hang and still hold no slot.
+    receivers.finished(1, 6, outcome("success"));
+    expect(receivers.overflowSends()).toBe(2);
+    expect(receivers.restrictSlowReceivers()).toBe(true);
+    expect(receivers.overflowSends()).toBe(2);
+    // A written-off send that ends gives nothing back twice; one that counted is simply done.
+    receivers.finished(1, 1, outcome("timeout"));
+    expect(receivers.overflowSends()).toBe(1);
+    receivers.finished(1, 5, outcome("timeout"));
+    expect(receivers.overflowSends()).toBe(1);
+    receivers.finished(1, 2, outcome("timeout"));
+    expect(receivers.overflowSends()).toBe(0);
+  });
 });
