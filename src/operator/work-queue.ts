@@ -12,7 +12,9 @@ export type Priority = "live" | "backlog";
 /**
  * A keyed reconcile queue, like client-go's workqueue: a key is processed by one handler at a time,
  * a key added while it is being processed runs once more afterwards, keys added several times while
- * waiting run once. Failures requeue with capped exponential backoff per key; success resets it.
+ * waiting run once. Failures requeue with capped exponential backoff per key; success resets it. A key
+ * asked for later several times runs once, at the earliest time asked: a retry is never held back by a
+ * recheck scheduled further off.
  * Two tiers (Priority): live keys first, each tier in the order added; a backlog key added live moves up.
  */
 export class WorkQueue {
@@ -21,7 +23,7 @@ export class WorkQueue {
   private readonly active = new Map<string, Priority>();
   private readonly dirty = new Map<string, Priority>();
   private readonly failures = new Map<string, number>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Map<string, { timer: NodeJS.Timeout; atMs: number }>();
   private running = 0;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
@@ -47,13 +49,17 @@ export class WorkQueue {
   }
 
   addAfter(key: string, delayMs: number, priority: Priority = "live"): void {
-    if (this.stopped || this.timers.has(key)) return;
+    if (this.stopped) return;
+    const atMs = Date.now() + delayMs;
+    const scheduled = this.timers.get(key);
+    if (scheduled && scheduled.atMs <= atMs) return;
+    if (scheduled) clearTimeout(scheduled.timer);
     const timer = setTimeout(() => {
       this.timers.delete(key);
       this.add(key, priority);
     }, delayMs);
     timer.unref();
-    this.timers.set(key, timer);
+    this.timers.set(key, { timer, atMs });
   }
 
   /** Resolves when nothing is waiting or running (tests and graceful shutdown). */
@@ -64,7 +70,7 @@ export class WorkQueue {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.live.clear();
     this.waiting.clear();

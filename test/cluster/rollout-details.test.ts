@@ -66,7 +66,10 @@ type Body = any;
 const bodiesAt = (path: string): Body[] =>
   receiver.requests.filter((r) => r.path === path).map((r) => JSON.parse(r.body));
 
-/** The succeeded event of the workload's `revision` at the opted-in receiver, once it arrived. */
+/**
+ * The succeeded event of the workload's `revision` at the opted-in receiver, once it arrived. Given
+ * up, it says what the cluster and the receiver held then: whether the rollout or the operator stopped.
+ */
 const succeeded = (name: string, revision: string) =>
   waitUntil(
     `deployment.succeeded of ${name} revision ${revision} with rollout details`,
@@ -78,7 +81,24 @@ const succeeded = (name: string, revision: string) =>
           b.payload.rollout.workload.revision === revision,
       ),
     { timeoutMs: clusterPatience },
-  );
+  ).catch(async (error: Error) => {
+    const state = await cluster
+      .kubectl([
+        "-n",
+        namespace,
+        "get",
+        "deployments,statefulsets,daemonsets,controllerrevisions,pods",
+        "-o",
+        "wide",
+      ])
+      .catch((e: Error) => e.message);
+    const events = bodiesAt("/detailed")
+      .filter((b) => b.payload.rollout?.workload.name === name)
+      .map((b) => `${b.event_type}@${b.payload.rollout.workload.revision}`);
+    throw new Error(
+      `${error.message}\nthe cluster then:\n${state}\n${name}'s events received: ${events.join(", ")}`,
+    );
+  });
 
 function template(name: string, version: string): V1PodTemplateSpec {
   return {

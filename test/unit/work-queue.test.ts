@@ -112,18 +112,39 @@ describe("WorkQueue", () => {
     await queue.idle();
   });
 
-  it("runs a key again when its handler asks to, once however often it is asked", async () => {
+  it("runs a key again when its handler asks to, once however often it is asked, at the earliest time", async () => {
     const h = controlledHandler();
     const queue = new WorkQueue(h.handler, options);
     queue.add("a");
     h.calls[0]?.finish({ requeueAfterMs: 1_000 });
     await flush();
     queue.addAfter("a", 500);
-    await vi.advanceTimersByTimeAsync(999);
+    queue.addAfter("a", 800);
+    await vi.advanceTimersByTimeAsync(499);
     expect(h.keys()).toEqual(["a"]);
     await vi.advanceTimersByTimeAsync(1);
     expect(h.keys()).toEqual(["a", "a"]);
     h.calls[1]?.finish();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(h.keys()).toEqual(["a", "a"]);
+    await queue.idle();
+  });
+
+  it("retries a failed key after its backoff even when a recheck far off is scheduled", async () => {
+    const h = controlledHandler();
+    const queue = new WorkQueue(h.handler, options);
+    queue.add("a");
+    // A rollout looked at again at its progress deadline, ten minutes off…
+    h.calls[0]?.finish({ requeueAfterMs: 600_000 });
+    await flush();
+    // …then changes, and recording the change fails (a deadlock, a lost connection).
+    queue.add("a");
+    await flush();
+    h.calls[1]?.finish(new Error("deadlock detected"));
+    await flush();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(h.keys()).toEqual(["a", "a", "a"]);
+    h.calls[2]?.finish();
     await queue.idle();
   });
 
