@@ -51,7 +51,8 @@ export async function startTestService(
     SECRET_ENCRYPTION_KEYS: testSecretKey,
     HOST: "127.0.0.1",
     PORT: "0",
-    LOG_LEVEL: "silent",
+    // TEST_LOG_LEVEL=warn (or info, debug) prints the service's own log lines beside the tests.
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     // A scrape right after an action sees it; test/integration/metrics-endpoint.test.ts covers the reuse.
     METRICS_CACHE_MS: "0",
     ...env,
