@@ -9,12 +9,15 @@ import type { DeliveryOutcome } from "./sender.js";
  * - A webhook's limit starts small (`initial`), doubles with each success up to `max`, and
  *   halves (to no less than 1) with each timeout or connection failure. HTTP errors do not change it:
  *   that receiver answered, promptly.
- * - A webhook whose receiver timed out or refused the connection, or has kept a send open longer
- *   than `slowAfterMs` (a hanging receiver is caught in seconds, not at its timeout), is "restricted"
- *   until its next success: restricted webhooks together have at most `restrictedBudget` deliveries
- *   claimed. A webhook whose receiver has not answered yet in this worker (new, or any webhook after a
- *   restart) is not restricted (it needs a slot to show it is healthy), only small, and caught sooner:
- *   a send of it open longer than `unansweredSlowAfterMs` restricts it.
+ * - A webhook whose receiver timed out or refused the connection, or has kept a send open too long
+ *   (a hanging receiver is caught in under a second or in seconds, not at its timeout), is
+ *   "restricted" until its next success: restricted webhooks together have at most `restrictedBudget`
+ *   deliveries claimed. Too long is `answerFactor` times the slowest of its recent answers, at least
+ *   `unansweredSlowAfterMs` and at most `slowAfterMs`: a receiver that answers in milliseconds and then
+ *   hangs is caught as soon as one that never answered, and a slow one that answers has its time. A
+ *   webhook whose receiver has not answered yet in this worker (new, or any webhook after a restart)
+ *   is not restricted (it needs a slot to show it is healthy), only small, and caught after
+ *   `unansweredSlowAfterMs`.
  * - Sends a webhook had open when it became restricted, beyond the budget, are written off: they stop
  *   counting against the worker's slots (overflowSends) until they end, by the delivery timeout at the
  *   latest, and meanwhile the other webhooks keep all but the budget. A send written off stays so when
@@ -43,6 +46,8 @@ interface ReceiverState {
   limit: number;
   /** Whether its receiver has answered (a status, any) since this worker knows it. */
   answered: boolean;
+  /** The slowest of its recent answers: each answer's duration, or this one fading by a tenth an answer. */
+  slowestAnswerMs: number;
   /** Rows claimed for it and not finished or given back: waiting to be sent, or in flight. */
   held: number;
   inFlight: number;
@@ -60,6 +65,8 @@ interface OpenSend {
 }
 
 const forgetAfterMs = 10 * 60_000;
+/** A send open this many times longer than the receiver's slowest recent answer is slow. */
+const answerFactor = 4;
 /**
  * A restricted webhook is remembered longer: forgotten, it would be new again and get its starting
  * limit (every hour, not every ten minutes, a webhook whose backlog waits behind a hanging receiver).
@@ -96,6 +103,7 @@ export class ReceiverLimits {
       state = {
         limit: Math.min(this.options.initial, this.options.max),
         answered: false,
+        slowestAnswerMs: 0,
         held: 0,
         inFlight: 0,
         restricted: false,
@@ -156,7 +164,10 @@ export class ReceiverLimits {
       this.restrictedHeld -= 1;
       this.restrictedInFlight -= 1;
     }
-    if (outcome && outcome.statusCode !== 0) state.answered = true;
+    if (outcome && outcome.statusCode !== 0) {
+      state.answered = true;
+      state.slowestAnswerMs = Math.max(outcome.durationMs, state.slowestAnswerMs * 0.9);
+    }
     if (outcome?.success) {
       // Doubling (TCP's slow start) reaches the maximum within a few answers: a limit below the claim
       // size keeps that webhook's share of each claim small.
@@ -220,19 +231,21 @@ export class ReceiverLimits {
   }
 
   /**
-   * A receiver that keeps a send open longer than slowAfterMs (unansweredSlowAfterMs before its first
+   * A receiver that keeps a send open longer than its bound (answerFactor times its slowest recent
+   * answer, within unansweredSlowAfterMs and slowAfterMs; unansweredSlowAfterMs before its first
    * answer) is restricted now, not at its timeout. True when one was.
    */
   restrictSlowReceivers(): boolean {
     let changed = false;
     const now = Date.now();
-    const unansweredSlowAfterMs = Math.min(
-      this.options.slowAfterMs,
-      this.options.unansweredSlowAfterMs ?? 500,
-    );
+    const { slowAfterMs } = this.options;
+    const unansweredSlowAfterMs = Math.min(slowAfterMs, this.options.unansweredSlowAfterMs ?? 500);
     for (const state of this.states.values()) {
       if (state.restricted) continue;
-      const openedBefore = now - (state.answered ? this.options.slowAfterMs : unansweredSlowAfterMs);
+      const boundMs = state.answered
+        ? Math.min(slowAfterMs, Math.max(unansweredSlowAfterMs, answerFactor * state.slowestAnswerMs))
+        : unansweredSlowAfterMs;
+      const openedBefore = now - boundMs;
       for (const { startedMs } of state.sends.values()) {
         if (startedMs < openedBefore) {
           this.setRestricted(state, true);

@@ -125,7 +125,9 @@ describe("ReceiverLimits", () => {
       slowAfterMs: 60_000,
       unansweredSlowAfterMs: 20,
     });
-    deliver(receivers, 1, "http"); // answered, with an error status: it counts as answered
+    // Answered, with an error status, in 10 ms: it counts as answered, and has 4 × 10 ms.
+    start(receivers, 1, 9);
+    receivers.finished(1, 9, { ...outcome("http"), durationMs: 10 });
     start(receivers, 1, 10);
     start(receivers, 2, 20); // never answered: new, or any webhook after a restart
     vi.advanceTimersByTime(30);
@@ -133,6 +135,56 @@ describe("ReceiverLimits", () => {
     expect(receivers.plan().allowances.get(2)?.restricted).toBe(true);
     expect(receivers.plan().allowances.get(1)?.restricted).toBe(false);
     expect(receivers.restrictSlowReceivers()).toBe(false);
+  });
+
+  it("gives a receiver four times its slowest recent answer, within the unanswered bound and slowAfterMs", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const receivers = new ReceiverLimits({
+      initial: 2,
+      max: 16,
+      restrictedBudget: 4,
+      slowAfterMs: 5_000,
+      unansweredSlowAfterMs: 500,
+    });
+    const answer = (webhook: number, durationMs: number) => {
+      start(receivers, webhook, -webhook);
+      receivers.finished(webhook, -webhook, { ...outcome("success"), durationMs });
+    };
+    // 1 answers in 2 ms, then hangs: caught after 500 ms, as if it had never answered.
+    // 2 answers in 300 ms: 1.2 s. 3 answers in 4 s: no more than slowAfterMs, 5 s.
+    answer(1, 2);
+    answer(2, 300);
+    answer(3, 4_000);
+    for (const webhook of [1, 2, 3]) start(receivers, webhook, webhook);
+    const restricted = () =>
+      [1, 2, 3].filter((webhook) => receivers.plan().allowances.get(webhook)?.restricted);
+    vi.advanceTimersByTime(501);
+    expect(restricted()).toEqual([1]);
+    vi.advanceTimersByTime(1_201 - 501);
+    expect(restricted()).toEqual([1, 2]);
+    vi.advanceTimersByTime(4_999 - 1_201);
+    expect(restricted()).toEqual([1, 2]);
+    vi.advanceTimersByTime(2);
+    expect(restricted()).toEqual([1, 2, 3]);
+  });
+
+  it("forgets a slow answer a little with each answer after it", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const receivers = new ReceiverLimits({
+      initial: 2,
+      max: 16,
+      restrictedBudget: 4,
+      slowAfterMs: 5_000,
+      unansweredSlowAfterMs: 500,
+    });
+    // One answer of 1 s, then 30 of 5 ms: 1 s × 0.9^30 ≈ 42 ms, so the bound is back at 500 ms.
+    for (let i = 0; i <= 30; i++) {
+      start(receivers, 1, i);
+      receivers.finished(1, i, { ...outcome("success"), durationMs: i === 0 ? 1_000 : 5 });
+    }
+    start(receivers, 1, 99);
+    vi.advanceTimersByTime(501);
+    expect(receivers.restrictSlowReceivers()).toBe(true);
   });
 
   it("stops counting a slow receiver's sends beyond the budget against the worker's slots", () => {
