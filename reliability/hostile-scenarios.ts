@@ -6,12 +6,14 @@ import type { Figure } from "./scenarios.js";
 
 // Receivers that hold sends against the rest: 20 that never answer and 20 that stream `102 Processing`
 // forever, a backlog queued for them, and a healthy webhook that must not wait behind them: one created
-// after the backlog, and one the worker knew before a restart. Figures of the issue "Hostile receivers
-// and tenants stall no one".
+// after the backlog, and one the worker knew before a restart. Without the restart, 20 more answer
+// their first send at once and then hang (answering one send in five): a receiver that has answered is
+// given longer before it counts as slow (a restarted worker knows no answers, so they would be the
+// hanging ones again). Figures of the issue "Hostile receivers and tenants stall no one".
 
 const timeoutMs = 10_000;
 const hostileEach = 20;
-const backlogEvents = 20; // 800 rows for the 40 hostile webhooks
+const backlogEvents = 20; // 800 rows for 40 hostile webhooks, 1,200 for 60
 const healthyEvents = 100;
 
 const figure = (scenario: string, name: string, value: number, max: number, unit = ""): Figure => ({
@@ -88,6 +90,15 @@ async function hostileRun(name: string, restart: boolean): Promise<Figure[]> {
   receiver.on("/hang", (request, res) => {
     res.on("close", hanging.opened(request.receivedAt));
   });
+  // Answered first, a receiver is given longer before it counts as slow: these use it to hang.
+  const answerOnce = Array.from({ length: restart ? 0 : hostileEach }, (_, i) => `/answer-once-${i}`);
+  for (const path of answerOnce) {
+    let sends = 0;
+    receiver.on(path, (request, res) => {
+      if (sends++ % 5 === 0) res.end("ok");
+      else res.on("close", hanging.opened(request.receivedAt));
+    });
+  }
   // SIGTERM lets open sends finish for at most a second: the hanging ones go back to the queue.
   const env = { DELIVERY_TIMEOUT_MS: String(timeoutMs), SHUTDOWN_TIMEOUT_MS: "1000" };
   try {
@@ -95,6 +106,7 @@ async function hostileRun(name: string, restart: boolean): Promise<Figure[]> {
     const hostile = [
       ...Array.from({ length: hostileEach }, () => `${receiver.url}/hang`),
       ...Array.from({ length: hostileEach }, () => `${processing.url}/processing`),
+      ...answerOnce.map((path) => `${receiver.url}${path}`),
     ];
     const project = await createWebhooks(
       service,
@@ -149,7 +161,10 @@ async function hostileRun(name: string, restart: boolean): Promise<Figure[]> {
 const idOf = (body: string) => (JSON.parse(body) as { id: string }).id;
 
 export const hostileNewWebhook = () =>
-  hostileRun("20 hanging + 20 1xx receivers, backlog, then a new healthy webhook", false);
+  hostileRun(
+    "20 hanging + 20 1xx + 20 answer-then-hang receivers, backlog, then a new healthy webhook",
+    false,
+  );
 
 export const hostileAfterRestart = () =>
   hostileRun("20 hanging + 20 1xx receivers, backlog, restart, a known healthy webhook", true);
