@@ -209,6 +209,21 @@ describe("the revision a StatefulSet's or DaemonSet's rollout replaces", () => {
     expect(revisionBefore(workload("db:1"), 1, revisions)).toBeUndefined();
   });
 
+  it("a StatefulSet's, where the controller repeated a number: the earlier of the two", () => {
+    const named = (name: string, created: string, image: string) => ({
+      ...revision(1, image),
+      metadata: { ...revision(1, image).metadata, name, creationTimestamp: new Date(created) },
+    });
+    const revisions = cache([
+      named("db-b", "2026-11-27T10:00:01Z", "db:2"),
+      named("db-a", "2026-11-27T10:00:00Z", "db:1"),
+    ]);
+    expect(revisionBefore(workload("db:2"), 2, revisions)).toEqual({
+      revision: "1",
+      images: [app("db", "db:1")],
+    });
+  });
+
   it("a DaemonSet's: the one after the newest with its images, or the newest when the new one is not cached", () => {
     const cached = cache([revision(1, "db:1"), revision(2, "db:2")]);
     expect(daemonSetRevisionBefore(workload("db:2"), cached)?.revision).toBe("1");

@@ -122,6 +122,20 @@ describe("statefulSetRevision", () => {
     expect(statefulSetRevision(updating("db-a"), cache(revision("db-a", 3), revision("db-b", 2)))).toBe("3");
   });
 
+  it("counts one up where the controller gave a new revision the number of the one before", () => {
+    // The StatefulSet changed within a second of its creation: the controller's cache of its
+    // ControllerRevisions did not hold the first yet, and numbered the second 1 too.
+    const first = revision("db-a", 1, "uid-db", "2026-11-27T10:00:00Z");
+    const second = revision("db-b", 1, "uid-db", "2026-11-27T10:00:01Z");
+    expect(statefulSetRevision(updating("db-a"), cache(first))).toBe("1");
+    expect(statefulSetRevision(updating("db-b"), cache(first, second))).toBe("2");
+    // The next one the controller numbers 2 (its own highest plus one): it follows, 3.
+    const third = revision("db-c", 2, "uid-db", "2026-11-27T10:05:00Z");
+    expect(statefulSetRevision(updating("db-c"), cache(first, second, third))).toBe("3");
+    // The earlier of the two is not the newest: its StatefulSet would be waiting for a renumbering.
+    expect(statefulSetRevision(updating("db-a"), cache(first, second))).toBeUndefined();
+  });
+
   it("ignores a ControllerRevision of the same name owned by something else", () => {
     expect(statefulSetRevision(updating("db-a"), cache(revision("db-a", 1, "uid-other")))).toBeUndefined();
   });

@@ -1,7 +1,7 @@
 import type { V1ControllerRevision, V1PodTemplateSpec } from "@kubernetes/client-node";
 import { templateImagesOnly } from "../cache-transforms.js";
 import { type ContainerImage, type PreviousRevision, templateImages } from "./rollout-changes.js";
-import type { ControllerRevisions } from "./statefulset-phase.js";
+import { type ControllerRevisions, numberedRevisions } from "./statefulset-phase.js";
 import type { Workload } from "./workload-kinds.js";
 
 // The revision a StatefulSet's or DaemonSet's rollout replaces, from the ControllerRevisions the
@@ -37,15 +37,19 @@ const previousOf = (revision: V1ControllerRevision | undefined): PreviousRevisio
 
 /**
  * A StatefulSet's: its ControllerRevision with the highest number below the rollout's (a rollback
- * renumbers the revision it revives, so the one below is what was running). Undefined for its first
- * revision or when that one is gone (revisionHistoryLimit).
+ * renumbers the revision it revives, so the one below is what was running), numbered as its rollouts
+ * are (numberedRevisions). Undefined for its first revision or when that one is gone
+ * (revisionHistoryLimit).
  */
 export function revisionBefore(
   workload: Workload,
   current: number,
   revisions: ControllerRevisions,
 ): PreviousRevision | undefined {
-  return previousOf(ownRevisions(workload, revisions).find((r) => r.revision < current));
+  const before = numberedRevisions(workload, revisions)
+    .filter(({ number }) => number < current)
+    .at(-1);
+  return before && { revision: String(before.number), images: imagesOf(before.revision) };
 }
 
 /**

@@ -40,28 +40,53 @@ export interface ControllerRevisions {
 const ownedBy = (uid: string | undefined) => (revision: V1ControllerRevision) =>
   uid !== undefined && (revision.metadata?.ownerReferences ?? []).some((owner) => owner.uid === uid);
 
+const createdMs = (revision: V1ControllerRevision) =>
+  revision.metadata?.creationTimestamp ? new Date(revision.metadata.creationTimestamp).getTime() : 0;
+
+/**
+ * The workload's ControllerRevisions in the cache, oldest first as the StatefulSet controller orders
+ * its history (by number, then creation, then name), each with the number its rollout is given. That
+ * is the ControllerRevision's own number, but where the controller gave two the same number, the later
+ * one counts one up, and those after it follow. The controller numbers a new revision from its own
+ * cache of them: a template changed within a second or so of the one before can get the same number
+ * (seen on a loaded control plane), and two rollouts with one number would be one to a reader of them.
+ */
+export function numberedRevisions(
+  workload: { metadata?: { namespace?: string; uid?: string } },
+  revisions: ControllerRevisions,
+): { revision: V1ControllerRevision; number: number }[] {
+  const owned = revisions
+    .list(workload.metadata?.namespace ?? "")
+    .filter(ownedBy(workload.metadata?.uid))
+    .sort(
+      (a, b) =>
+        a.revision - b.revision ||
+        createdMs(a) - createdMs(b) ||
+        (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
+    );
+  let previous = 0;
+  return owned.map((revision) => {
+    previous = Math.max(revision.revision, previous + 1);
+    return { revision, number: previous };
+  });
+}
+
 /**
  * The rollout's revision: the number of the StatefulSet's update revision (status.updateRevision, a
- * ControllerRevision), as `kubectl rollout history` shows it. A rollback re-uses an old
- * ControllerRevision and gives it the next number, so it is a new rollout, as with Deployments.
- * undefined while the cache does not hold it yet, or holds it with an older number than another of
- * the StatefulSet's (the controller renumbers it before it reports it: the cache is behind).
+ * ControllerRevision), as `kubectl rollout history` shows it (numberedRevisions: one up where the
+ * controller repeated a number). A rollback re-uses an old ControllerRevision and gives it the next
+ * number, so it is a new rollout, as with Deployments. undefined while the cache does not hold it yet,
+ * or holds it behind another of the StatefulSet's (the controller renumbers it before it reports it:
+ * the cache is behind).
  */
 export function statefulSetRevision(
   statefulSet: V1StatefulSet,
   revisions: ControllerRevisions,
 ): string | undefined {
-  const namespace = statefulSet.metadata?.namespace ?? "";
   const name = statefulSet.status?.updateRevision;
-  const update = name ? revisions.get(namespace, name) : undefined;
-  if (!update || !ownedBy(statefulSet.metadata?.uid)(update)) return undefined;
-  const newest = Math.max(
-    ...revisions
-      .list(namespace)
-      .filter(ownedBy(statefulSet.metadata?.uid))
-      .map((r) => r.revision),
-  );
-  return update.revision >= newest ? String(update.revision) : undefined;
+  const newest = numberedRevisions(statefulSet, revisions).at(-1);
+  if (!name || newest?.revision.metadata?.name !== name) return undefined;
+  return String(newest.number);
 }
 
 /** When the workload's newest ControllerRevision was made: its current rollout's start. */
@@ -69,10 +94,6 @@ export function newestRevisionCreatedAt(
   workload: { metadata?: { namespace?: string; uid?: string } },
   revisions: ControllerRevisions,
 ): Date | undefined {
-  const newest = revisions
-    .list(workload.metadata?.namespace ?? "")
-    .filter(ownedBy(workload.metadata?.uid))
-    .sort((a, b) => b.revision - a.revision)[0];
-  const created = newest?.metadata?.creationTimestamp;
+  const created = numberedRevisions(workload, revisions).at(-1)?.revision.metadata?.creationTimestamp;
   return created ? new Date(created) : undefined;
 }
