@@ -50,6 +50,8 @@ const createdMs = (revision: V1ControllerRevision) =>
  * one counts one up, and those after it follow. The controller numbers a new revision from its own
  * cache of them: a template changed within a second or so of the one before can get the same number
  * (seen on a loaded control plane), and two rollouts with one number would be one to a reader of them.
+ * Once the earlier of the two is pruned (revisionHistoryLimit: ten revisions later by default), the
+ * numbers after it drop back by one: a rollout in progress at that moment could be seen twice.
  */
 export function numberedRevisions(
   workload: { metadata?: { namespace?: string; uid?: string } },
