@@ -22,7 +22,7 @@ function limits(slowAfterMs = 60_000, ahead = 0) {
 }
 
 /** The worker's bounds with a 10 s DELIVERY_TIMEOUT_MS: 500 ms before a first answer, at most 5 s after. */
-const productionBounds = () =>
+const workerBounds = () =>
   new ReceiverLimits({
     initial: 2,
     max: 16,
@@ -149,7 +149,7 @@ describe("ReceiverLimits", () => {
 
   it("gives a receiver four times its slowest recent answer, within the unanswered bound and slowAfterMs", () => {
     vi.useFakeTimers({ toFake: ["Date"] });
-    const receivers = productionBounds();
+    const receivers = workerBounds();
     const answer = (webhook: number, durationMs: number) => {
       start(receivers, webhook, -webhook);
       receivers.finished(webhook, -webhook, { ...outcome("success"), durationMs });
@@ -174,7 +174,7 @@ describe("ReceiverLimits", () => {
 
   it("forgets a slow answer a little with each answer after it", () => {
     vi.useFakeTimers({ toFake: ["Date"] });
-    const receivers = productionBounds();
+    const receivers = workerBounds();
     // One answer of 1 s, then 30 of 5 ms: 1 s × 0.9^30 ≈ 42 ms, so the bound is back at 500 ms.
     for (let i = 0; i <= 30; i++) {
       start(receivers, 1, i);
