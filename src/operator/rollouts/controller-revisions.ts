@@ -22,18 +22,11 @@ export function revisionImagesOnly(revision: V1ControllerRevision): object | und
 const imagesOf = (revision: V1ControllerRevision): ContainerImage[] =>
   templateImages((revision.data as RevisionData | undefined)?.spec?.template);
 
-/** The workload's ControllerRevisions in the cache, newest (highest number) first. */
-function ownRevisions(workload: Workload, revisions: ControllerRevisions): V1ControllerRevision[] {
-  const uid = workload.metadata?.uid;
-  if (!uid) return [];
-  return revisions
-    .list(workload.metadata?.namespace ?? "")
-    .filter((r) => (r.metadata?.ownerReferences ?? []).some((owner) => owner.uid === uid))
-    .sort((a, b) => b.revision - a.revision);
-}
-
-const previousOf = (revision: V1ControllerRevision | undefined): PreviousRevision | undefined =>
-  revision && { revision: String(revision.revision), images: imagesOf(revision) };
+/** A ControllerRevision as what a rollout replaces, under `number` (its own unless said). */
+const previousOf = (
+  revision: V1ControllerRevision | undefined,
+  number = revision?.revision,
+): PreviousRevision | undefined => revision && { revision: String(number), images: imagesOf(revision) };
 
 /**
  * A StatefulSet's: its ControllerRevision with the highest number below the rollout's (a rollback
@@ -49,7 +42,7 @@ export function revisionBefore(
   const before = numberedRevisions(workload, revisions)
     .filter(({ number }) => number < current)
     .at(-1);
-  return before && { revision: String(before.number), images: imagesOf(before.revision) };
+  return before && previousOf(before.revision, before.number);
 }
 
 /**
@@ -64,7 +57,9 @@ export function daemonSetRevisionBefore(
   workload: Workload,
   revisions: ControllerRevisions,
 ): PreviousRevision | undefined {
-  const [newest, next] = ownRevisions(workload, revisions);
+  const [newest, next] = numberedRevisions(workload, revisions)
+    .map(({ revision }) => revision)
+    .reverse();
   if (!newest) return undefined;
   const now = JSON.stringify(templateImages(workload.spec?.template));
   return JSON.stringify(imagesOf(newest)) === now ? previousOf(next) : previousOf(newest);
