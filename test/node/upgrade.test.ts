@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { type ApiTotals, startApiTraffic } from "../support/api-traffic.js";
+import { type ApiRetry, type ApiTotals, startApiTraffic } from "../support/api-traffic.js";
 import { type ChartRelease, chartRelease } from "../support/chart-release.js";
 import { type Cluster, useCluster } from "../support/cluster.js";
 import { chartDir } from "../support/monitoring-files.js";
@@ -99,7 +99,7 @@ afterAll(async () => {
 
 describe(`an upgrade from the previous release to ${version} under traffic, and a restart`, () => {
   let logs: PodLog[] = [];
-  let api: { totals: ApiTotals; failures: string[]; retries: string[] };
+  let api: { totals: ApiTotals; failures: string[]; retries: ApiRetry[] };
   let atUpgrade: ApiTotals;
   let delivered: LoggedDelivery[] = [];
   let following: ReturnType<typeof followPodLogs>;
@@ -170,7 +170,10 @@ describe(`an upgrade from the previous release to ${version} under traffic, and 
 
   // The previous release's replicas stop listening at SIGTERM while the Service may still send them a
   // connection: refused, or (once the pod is gone) never answered, and the client tries again. This
-  // version's replicas keep serving through shutdownDelaySeconds first, so restarting them costs none.
+  // version's replicas keep serving through shutdownDelaySeconds first, so restarting them costs none:
+  // no attempt begun once the restart began is tried again. (An attempt begun before it may still meet
+  // the upgrade's last old replica and end 10 s later, after the restart began: a CI run had one begin
+  // 1.4 s before it, after the upgrade's totals were read.)
   it("loses, repeats and reorders nothing, and leaves no API call to retry, when `kubectl rollout restart` stops this version's replicas in the middle of a burst", async () => {
     // The Deployment's pods (<fullname>-<replica set hash>-<suffix>), not Postgres's.
     const memory = sampleMemory(
@@ -180,7 +183,8 @@ describe(`an upgrade from the previous release to ${version} under traffic, and 
     );
     await cluster.kubectl(["apply", "-f", "-"], deploymentBurst(project, "restart", burstSize));
     await firstDeliveriesOf(restartCommits, "by this version");
-    console.log(`kubectl rollout restart at ${new Date().toISOString()}`);
+    const restartBegan = new Date();
+    console.log(`kubectl rollout restart at ${restartBegan.toISOString()}`);
     await cluster.kubectl(["-n", namespace, "rollout", "restart", `deployment/${chart.fullname}`]);
     await cluster.kubectl([
       "-n",
@@ -205,11 +209,9 @@ describe(`an upgrade from the previous release to ${version} under traffic, and 
     api = await traffic.stop();
     logs = await following.stop();
     console.log(`API calls in all: ${JSON.stringify(api.totals)}`);
-    if (api.retries.length > 0) console.log(`calls tried again:\n${api.retries.join("\n")}`);
-    expect({
-      refused: api.totals.refused - atUpgrade.refused,
-      connectTimeouts: api.totals.connectTimeouts - atUpgrade.connectTimeouts,
-    }).toEqual({ refused: 0, connectTimeouts: 0 });
+    if (api.retries.length > 0)
+      console.log(`calls tried again:\n${api.retries.map((retry) => JSON.stringify(retry)).join("\n")}`);
+    expect(api.retries.filter((retry) => new Date(retry.began) >= restartBegan)).toEqual([]);
   });
 
   it("answered every API call, none with an error, through the upgrade and the restart", () => {

@@ -15,12 +15,14 @@ const base = process.env.API_URL, key = process.env.API_KEY, slug = process.env.
 const headers = { authorization: "Bearer " + key, "content-type": "application/json", connection: "close" };
 const totals = { calls: 0, refused: 0, connectTimeouts: 0, failed: 0, created: 0, deleted: 0 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-// When a call was tried again and why: set beside the replicas' stop times, it says which one it met.
-const retried = (code, method, path) => console.log(JSON.stringify({ retried: code, call: method + " " + path, at: new Date().toISOString() }));
+// When a call was tried again and why: when its failed attempt began (a connection not established
+// fails 10 s later) and ended, set beside the replicas' stop times, says which replica it met.
+const retried = (code, method, path, began) => console.log(JSON.stringify({ retried: code, call: method + " " + path, began: began.toISOString(), at: new Date().toISOString() }));
 // A connection refused or never established (a replica that stopped listening or is gone, before the
 // Service forgets it) carried no request: trying again is what any client does, and does nothing twice.
 async function call(method, path, body, expected) {
   for (let attempt = 0; ; attempt++) {
+    const began = new Date();
     try {
       const response = await fetch(base + path, { method, headers, body: body && JSON.stringify(body) });
       const text = await response.text();
@@ -33,8 +35,8 @@ async function call(method, path, body, expected) {
       return text ? JSON.parse(text) : null;
     } catch (error) {
       const code = error.cause?.code ?? error.code;
-      if (code === "ECONNREFUSED" && attempt < 20) { totals.refused++; retried(code, method, path); await sleep(100); continue; }
-      if (code === "UND_ERR_CONNECT_TIMEOUT" && attempt < 20) { totals.connectTimeouts++; retried(code, method, path); continue; }
+      if (code === "ECONNREFUSED" && attempt < 20) { totals.refused++; retried(code, method, path, began); await sleep(100); continue; }
+      if (code === "UND_ERR_CONNECT_TIMEOUT" && attempt < 20) { totals.connectTimeouts++; retried(code, method, path, began); continue; }
       totals.calls++; totals.failed++;
       console.log(JSON.stringify({ failed: method + " " + path, error: String(error.cause ?? error) }));
       return undefined;
@@ -65,6 +67,14 @@ console.log(JSON.stringify({ stopped: true, ...totals }));
 await sleep(3_600_000);
 `;
 
+/** A call tried again: why (ECONNREFUSED or UND_ERR_CONNECT_TIMEOUT), which, and when its failed attempt began and ended. */
+export interface ApiRetry {
+  retried: string;
+  call: string;
+  began: string;
+  at: string;
+}
+
 export interface ApiTotals {
   calls: number;
   /** Connections refused, then tried again. */
@@ -90,7 +100,7 @@ export async function startApiTraffic(
   /** The totals of the last round so far. */
   totals(): Promise<ApiTotals>;
   /** The totals, the calls that failed, and each call tried again (when, and why). */
-  stop(): Promise<{ totals: ApiTotals; failures: string[]; retries: string[] }>;
+  stop(): Promise<{ totals: ApiTotals; failures: string[]; retries: ApiRetry[] }>;
 }> {
   const { namespace, operatorNamespace, fullname } = options;
   await cluster.kubectl(["create", "namespace", namespace]);
@@ -187,9 +197,7 @@ export async function startApiTraffic(
           const failures = all
             .filter((line) => typeof line.failed === "string")
             .map((line) => JSON.stringify(line));
-          const retries = all
-            .filter((line) => typeof line.retried === "string")
-            .map((line) => JSON.stringify(line));
+          const retries = all.filter((line) => typeof line.retried === "string") as unknown as ApiRetry[];
           return { totals: stopped as unknown as ApiTotals, failures, retries };
         },
         { timeoutMs: 180_000, intervalMs: 1_000 },
