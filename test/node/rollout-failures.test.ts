@@ -1,3 +1,4 @@
+import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RolloutFailure } from "../../src/formats/rollout-failure.js";
 import { type ChartRelease, chartRelease } from "../support/chart-release.js";
@@ -28,6 +29,8 @@ let cluster: Cluster;
 let chart: ChartRelease;
 let api: ReleaseApi;
 let createdAt: number;
+/** When this file began: a reused cluster's audit log holds earlier runs' reads too. */
+let began: Date;
 
 const container = (fields: Record<string, unknown>) => ({
   name: "app",
@@ -85,6 +88,7 @@ interface FailedEvent {
 }
 
 beforeAll(async () => {
+  began = new Date();
   cluster = useCluster();
   chart = chartRelease(cluster, "wo-failures", system);
   await chart.helm([
@@ -126,27 +130,85 @@ afterAll(async () => {
     .catch(() => {});
 });
 
+/**
+ * What each pod's containers showed while the test waited, as a list of changes with the time each was
+ * first seen: when a rollout is not failed in time, whether its pods ever showed the state the rule
+ * counts (a crash loop shows `terminated` for seconds after each exit before `CrashLoopBackOff`).
+ */
+function podStates() {
+  const changes = new Map<string, string[]>();
+  const last = new Map<string, string>();
+  return {
+    async sample() {
+      const list = await cluster.kubectl(["-n", namespace, "get", "pods", "-o", "json"]).catch(() => "");
+      if (!list) return;
+      const pods = (JSON.parse(list) as { items: V1Pod[] }).items;
+      const seconds = Math.round((Date.now() - createdAt) / 1000);
+      for (const pod of pods) {
+        const name = pod.metadata?.name ?? "";
+        const state = (pod.status?.containerStatuses ?? [])
+          .map((c) => {
+            const [kind, detail] = Object.entries(c.state ?? {})[0] ?? ["none", {}];
+            const reason = (detail as { reason?: string }).reason ?? "";
+            return `${kind}${reason && `/${reason}`} restarts=${c.restartCount}`;
+          })
+          .join(", ");
+        const described = `${pod.status?.phase}: ${state || "no container status"}`;
+        if (last.get(name) === described) continue;
+        last.set(name, described);
+        changes.set(name, [...(changes.get(name) ?? []), `${seconds} s ${described}`]);
+      }
+    },
+    of: (deployment: string) =>
+      [...changes]
+        .filter(([pod]) => pod.startsWith(`${deployment}-`))
+        .map(([pod, seen]) => `${pod}: ${seen.join("; ")}`),
+  };
+}
+
 describe("why a rollout failed, on a real node", () => {
   let failed: Map<string, { delivery: LoggedDelivery; event: FailedEvent }>;
 
   it("fails each of the five rollouts early, once, signed", async () => {
     const names = failing.map((d) => d.metadata.name);
+    const states = podStates();
+    let missing: string[] = names;
     const all = await waitUntil(
       "deployment.failed of the five rollouts",
       async (saw) => {
+        await states.sample();
         const delivered = (await receiverDeliveries(cluster, receiver)).filter(
           (d) => d.event === "deployment.failed",
         );
         saw(delivered.map((d) => (JSON.parse(d.body) as FailedEvent).payload.commit_sha));
         const seen = new Set(delivered.map((d) => (JSON.parse(d.body) as FailedEvent).payload.commit_sha));
-        return names.every((name) => seen.has(name)) ? delivered : undefined;
+        missing = names.filter((name) => !seen.has(name));
+        return missing.length === 0 ? delivered : undefined;
       },
       // The rule's 30 s after a first look at 15 s, a look every 30 s: about 75 s on an idle node (77 s
       // measured), 107-166 s beside other suites, over 300 s once beside a new machine's first builds.
       // Bounded by what it waits on: past the Deployments' 600 s progress deadline, failing early is
       // no longer possible (nor is this test's own 600 s).
       { timeoutMs: 540_000, intervalMs: 2_000 },
-    );
+    ).catch(async (error: Error) => {
+      // Given up: what the pods of the rollouts not failed showed meanwhile, and the operator's log.
+      const operatorLog = await cluster
+        .kubectl([
+          "-n",
+          system,
+          "logs",
+          "-l",
+          "app.kubernetes.io/component=operator",
+          "--tail=40",
+          "--prefix",
+        ])
+        .catch((e: Error) => e.message);
+      const pods = missing.flatMap((name) => states.of(name));
+      throw new Error(
+        `${error.message}\nthe pods of ${missing.join(", ")} meanwhile (seconds after the Deployments):\n` +
+          `${pods.join("\n")}\nthe operator's log, last lines:\n${operatorLog}`,
+      );
+    });
     console.log(`five failed events ${Math.round((Date.now() - createdAt) / 1000)} s after the Deployments`);
     expect(all).toHaveLength(names.length);
     failed = new Map(
@@ -225,7 +287,8 @@ describe("why a rollout failed, on a real node", () => {
     const reads = [...requests.values()].filter(
       (entry) =>
         entry.objectRef.namespace === namespace &&
-        entry.user.username.startsWith(`system:serviceaccount:${system}:`),
+        entry.user.username.startsWith(`system:serviceaccount:${system}:`) &&
+        new Date(entry.requestReceivedTimestamp) >= began,
     );
     const count = (resource: string) =>
       reads.filter(
