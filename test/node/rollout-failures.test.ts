@@ -1,4 +1,4 @@
-import type { V1Pod } from "@kubernetes/client-node";
+import type { V1Deployment, V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RolloutFailure } from "../../src/formats/rollout-failure.js";
 import { type ChartRelease, chartRelease } from "../support/chart-release.js";
@@ -40,12 +40,13 @@ const container = (fields: Record<string, unknown>) => ({
 });
 
 /** One Deployment whose rollout cannot finish, for the reason its container (or pod) gives. */
-function deployment(name: string, app: Record<string, unknown>) {
+function deployment(name: string, app: Record<string, unknown>, spec: Record<string, unknown> = {}) {
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
     metadata: { name, namespace, annotations: { "webhook-operator.io/commit-sha": name } },
     spec: {
+      ...spec,
       replicas: 1,
       progressDeadlineSeconds: deadlineSeconds,
       selector: { matchLabels: { app: name } },
@@ -63,10 +64,23 @@ function deployment(name: string, app: Record<string, unknown>) {
 
 const failing = [
   deployment("missing-image", { image: "registry.wo-failures.invalid/shop/web:does-not-exist" }),
-  deployment("exits-1", {
-    image: "node:24-bookworm-slim",
-    command: ["sh", "-c", "echo starting web; echo DB_PASSWORD=hunter2; echo cannot open config >&2; exit 1"],
-  }),
+  // With no readiness probe a container is Ready while it runs: a loaded kubelet can report it running
+  // for a moment between crashes, the Deployment controller then counts the pod available and calls
+  // the rollout complete (as `kubectl rollout status` would), and it is reported succeeded, not failed
+  // (docs/kubernetes.md, "Failing early"). minReadySeconds is Kubernetes' own answer: available means
+  // Ready for 10 s without a crash, which this container never is.
+  deployment(
+    "exits-1",
+    {
+      image: "node:24-bookworm-slim",
+      command: [
+        "sh",
+        "-c",
+        "echo starting web; echo DB_PASSWORD=hunter2; echo cannot open config >&2; exit 1",
+      ],
+    },
+    { minReadySeconds: 10 },
+  ),
   deployment("missing-key", {
     env: [{ name: "LOG_LEVEL", valueFrom: { configMapKeyRef: { name: "app-config", key: "LOG_LEVEL" } } }],
   }),
@@ -204,9 +218,22 @@ describe("why a rollout failed, on a real node", () => {
         ])
         .catch((e: Error) => e.message);
       const pods = missing.flatMap((name) => states.of(name));
+      // What the Deployment controller concluded: a rollout it calls complete is not failed early.
+      const controller = await cluster
+        .kubectl(["-n", namespace, "get", "deployments", "-o", "json"])
+        .then((list) =>
+          (JSON.parse(list) as { items: V1Deployment[] }).items
+            .filter((d) => missing.includes(d.metadata?.name ?? ""))
+            .map((d) => {
+              const conditions = (d.status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
+              return `${d.metadata?.name}: available ${d.status?.availableReplicas ?? 0}, ${conditions.join(" ")}`;
+            })
+            .join("\n"),
+        )
+        .catch((e: Error) => e.message);
       throw new Error(
         `${error.message}\nthe pods of ${missing.join(", ")} meanwhile (seconds after the Deployments):\n` +
-          `${pods.join("\n")}\nthe operator's log, last lines:\n${operatorLog}`,
+          `${pods.join("\n")}\ntheir Deployments now:\n${controller}\nthe operator's log, last lines:\n${operatorLog}`,
       );
     });
     console.log(`five failed events ${Math.round((Date.now() - createdAt) / 1000)} s after the Deployments`);
