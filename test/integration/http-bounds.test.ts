@@ -40,7 +40,10 @@ describe("connections without a complete request", () => {
   it("closes one that sends nothing at the header timeout (it was held for ever)", async () => {
     const silent = await rawConnection();
     await silent.closed;
-    expect(silent.received()).toBe("");
+    // Closed by the socket's own timeout (nothing said) or, when Node's once-a-second check of the
+    // header timeout comes first (a busy event loop runs both in one turn), with its 408: never
+    // anything else, and never held.
+    expect(silent.received()).toMatch(/^(HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*)?$/);
   });
 
   it("closes one that trickles its head with 408 at the header timeout (it was held 60–90 s)", async () => {
