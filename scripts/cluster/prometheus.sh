@@ -13,6 +13,12 @@ version="3.16.0" # the module github.com/prometheus/prometheus tags release 3.x.
 module_version="v0.$((300 + $(cut -d. -f2 <<< "$version"))).$(cut -d. -f3 <<< "$version")"
 cache="${CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webhook-operator/cluster}/prometheus-$version"
 if [[ -x "$cache/prometheus" ]]; then echo "$cache/prometheus"; exit 0; fi
+# One build at a time: a second caller (the node suite's metrics file, while .ci/run's background
+# build is under way) waits for the first and then finds the binary.
+mkdir -p "$(dirname "$cache")"
+exec 9>"$cache.lock"
+flock 9
+if [[ -x "$cache/prometheus" ]]; then echo "$cache/prometheus"; exit 0; fi
 command -v go >/dev/null || { echo "Go is needed to build Prometheus (go 1.24 or newer): install it and retry." >&2; exit 1; }
 echo "[prometheus build $(date +%H:%M:%S)] prometheus $version with Kubernetes discovery" >&2
 mkdir -p "$cache"
