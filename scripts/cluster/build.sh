@@ -6,8 +6,9 @@
 # runtime) and CoreDNS (the cluster's DNS, run by scripts/cluster/node.sh beside the real node).
 #
 # Binaries are cached by version under $CLUSTER_CACHE (default ~/.cache/webhook-operator/cluster), so
-# a second run builds nothing. The first run on a machine with empty Go caches takes 6 to 25 minutes
-# on 2 cores (most of it compiling kube-apiserver) and fills ~4.5 GB of Go build and module caches.
+# a second run builds nothing. The first run on a machine with empty Go caches takes about 6.5 minutes
+# on 2 idle cores (10.5 beside a new machine's npm test; most of it compiling the Kubernetes commands)
+# and fills ~4 GB of Go build and module caches.
 #
 # Why from source: no Kubernetes release binaries can be downloaded here, only Go modules. A wrapper
 # module makes `go build` possible: k8s.io/kubernetes replaces its staging modules (k8s.io/api, …)
@@ -106,6 +107,7 @@ import (
 
 func main() { coremain.Run() }
 GO
+# etcd's server is a main package of another module: this import keeps it required through `go mod tidy`.
 cat > tools.go <<'GO'
 //go:build tools
 
