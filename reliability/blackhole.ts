@@ -13,17 +13,21 @@ import {
 import { dropPacketsTo } from "./packet-drop.js";
 import { type Figure, figure } from "./scenarios.js";
 
-// Postgres blackholed mid-burst: packets to its port dropped, not refused, for 60 s (by default), with two replicas
-// delivering (their leases on claimed rows run out meanwhile). Measured with the service's default
-// database timeouts: how soon /readyz says 503 and how long each probe takes, that no API request
-// hangs past its bound (statement timeout 15 s + 5 s), how soon deliveries flow once packets pass,
-// and what was lost or sent twice. The scenario runs without Kubernetes, so there is no leader's Lease
+// Postgres blackholed mid-burst: packets to its port dropped, not refused, for 25 s (by default),
+// with two replicas delivering. Their claims' lease is 15 s (the default's 60 s would need a minute's
+// hole), so the leases on the rows they claimed run out during the hole, and the API requests begun in
+// its first 5 s reach their bound before it ends. Measured with the service's default database
+// timeouts: how soon /readyz says 503 and how long each probe takes, that no API request hangs past
+// its bound (statement timeout 15 s + 5 s), how soon deliveries flow once packets pass, and what was
+// lost or sent twice. The scenario runs without Kubernetes, so there is no leader's Lease
 // (it lives in the Kubernetes API, not in Postgres, which this cannot reach); the Postgres side of
 // "one owner at a time" is the rows' claims, which the duplicates and the unfinished rows measure.
 
 const readyBoundMs = 2_000;
 const apiBoundMs = 15_000 + 5_000;
 const events = 3_000;
+// The lease must cover the longest send (timeout + connect bound + 1 s): 5 + 5 + 1 s.
+const leased = { DELIVERY_TIMEOUT_MS: "5000", DELIVERY_LEASE_MS: "15000" };
 
 interface Timed {
   at: number;
@@ -60,7 +64,7 @@ async function probeUntil(
   return Promise.all(calls);
 }
 
-export async function blackholedDatabase(blackholeMs = 60_000): Promise<Figure[]> {
+export async function blackholedDatabase(blackholeMs = 25_000): Promise<Figure[]> {
   const name = `Postgres blackholed ${blackholeMs / 1000} s mid-burst (2 replicas, ${events} events)`;
   const db = await startDatabase();
   const port = Number(new URL(db.url).port);
@@ -69,7 +73,7 @@ export async function blackholedDatabase(blackholeMs = 60_000): Promise<Figure[]
   const replicas: Service[] = [];
   let drop: ReturnType<typeof dropPacketsTo> | undefined;
   try {
-    replicas.push(await startService(db.url), await startService(db.url));
+    replicas.push(await startService(db.url, leased), await startService(db.url, leased));
     const [a, b] = replicas as [Service, Service];
     const project = await createWebhooks(a, [`${receiver.url}/slow`]);
     const ids = await emit(db.pool, project, events);
