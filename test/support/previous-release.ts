@@ -10,8 +10,8 @@ const run = promisify(execFile);
 
 // The release before this version (releases.json), as its users run it: its chart and its image, built
 // from its own commit with its own `npm run image`. Building takes minutes, so both are kept per commit
-// in ~/.cache/webhook-operator/releases/<commit>/ (beside the cluster's binaries): a machine builds each
-// release once.
+// in ~/.cache/webhook-operator/releases/<commit>/ (beside the cluster's binaries, and like them under
+// $XDG_CACHE_HOME when it is set): a machine builds each release once.
 
 export interface PreviousRelease {
   version: string;
@@ -59,7 +59,10 @@ async function step(what: string, command: string, args: string[], cwd: string):
  * build imports (test/integration/release-line.test.ts fails when the two charts' Postgres images differ).
  */
 export async function buildPreviousRelease(
-  cacheRoot = path.join(homedir(), ".cache/webhook-operator/releases"),
+  cacheRoot = path.join(
+    process.env.XDG_CACHE_HOME || path.join(homedir(), ".cache"),
+    "webhook-operator/releases",
+  ),
 ): Promise<PreviousRelease> {
   const { version, commit } = previousReleaseOf();
   const dir = path.join(cacheRoot, commit);
