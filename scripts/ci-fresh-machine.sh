@@ -5,8 +5,10 @@
 #   - a fresh clone of REV in a temporary folder (nothing built, no .cache/ of the repository's);
 #   - the Debian packages that .ci/run and the suites install removed first (a new machine has none
 #     of them), and a /usr/sbin/policy-rc.d that refuses service starts, as a new machine ships;
-#   - every cache outside the clone (npm, Go's build and module caches, pip, the control plane's
-#     binaries, podman's images) in a fresh directory of its own.
+#   - every cache outside the clone (npm, Go's build and module caches, pip, Maven's repository, the
+#     control plane's binaries, the previous release, podman's images) in a fresh directory of its
+#     own. (Before 2026-12-07 Maven's ~/.m2 and the previous release under ~/.cache were the
+#     machine's: runs after the first found them filled.)
 # Prints how long the run took and its exit code, and exits with it. Afterwards the machine is put
 # back: whatever was removed and not installed again by the run is reinstalled, policy-rc.d is as it
 # was, and the fresh directory is deleted (KEEP=1 keeps it, for a look at the run's logs).
@@ -90,7 +92,8 @@ set +e
   cd "$fresh/clone"
   export CI=true XDG_CACHE_HOME="$fresh/home/.cache" GOCACHE="$fresh/home/.cache/go-build" \
     GOMODCACHE="$fresh/home/go/pkg/mod" GOPATH="$fresh/home/go" npm_config_cache="$fresh/home/.npm" \
-    PIP_CACHE_DIR="$fresh/home/.cache/pip" CONTAINERS_STORAGE_CONF="$fresh/containers/storage.conf"
+    PIP_CACHE_DIR="$fresh/home/.cache/pip" CONTAINERS_STORAGE_CONF="$fresh/containers/storage.conf" \
+    MAVEN_OPTS="-Dmaven.repo.local=$fresh/home/.m2/repository"
   bash .ci/run < /dev/null
 ) > "$fresh/ci.log" 2>&1
 status=$?
