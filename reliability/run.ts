@@ -50,8 +50,14 @@ const alone: Scenario[] = [
   ["preview-flood", previewFlood],
 ];
 
+// Arguments: scenarios' keys, or `together` or `alone` for a group (.ci/run runs `together` beside
+// other suites, `alone` last); none runs every scenario.
 const only = process.argv.slice(2);
-const chosen = ([key]: Scenario) => only.length === 0 || only.includes(key);
+const chosen = ([key]: Scenario) =>
+  only.length === 0 ||
+  only.includes(key) ||
+  (only.includes("together") && together.some(([k]) => k === key)) ||
+  (only.includes("alone") && alone.some(([k]) => k === key));
 
 /** One scenario's figures; an error is a figure that missed its bound. */
 async function runOne([key, run]: Scenario): Promise<Figure[]> {
@@ -85,6 +91,7 @@ for (const row of rows) console.log(`| ${row.join(" | ")} |`);
 if (process.env.TEST_RESULTS_DIR) {
   const passed = figures.filter((f) => f.ok).length;
   const counts = { numPassedTests: passed, numFailedTests: figures.length - passed, numPendingTests: 0 };
-  writeFileSync(join(process.env.TEST_RESULTS_DIR, "reliability.json"), JSON.stringify(counts));
+  const file = `reliability${only.length > 0 ? `-${only.join("-")}` : ""}.json`;
+  writeFileSync(join(process.env.TEST_RESULTS_DIR, file), JSON.stringify(counts));
 }
 process.exit(figures.every((f) => f.ok) ? 0 : 1);
