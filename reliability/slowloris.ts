@@ -22,7 +22,8 @@ const quietMs = 8_000;
 // attack so that it is reached, as in the issue (7,000 connections held the process at its limit).
 const openFiles = 6_000;
 const attackMs = 12_000;
-const quietFloorMs = 10;
+// B's quiet p99 counts as at least this in the ratio (below).
+const quietFloorMs = 20;
 
 interface Attack {
   opened: number;
@@ -80,6 +81,14 @@ async function tenantB(
   return { latencies, failed };
 }
 
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+};
+
 const p99 = (values: number[]) =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.99)] ?? Number.POSITIVE_INFINITY;
 
@@ -115,6 +124,7 @@ export async function slowloris(): Promise<Figure[]> {
     const quiet = { latencies: [] as number[], failed: 0 };
     const during = { latencies: [] as number[], failed: 0 };
     const holds: Record<Kind, number[]> = { idle: [], post: [] };
+    const ratios: number[] = [];
     for (let round = 0; round < rounds; round++) {
       const calm = await tenantB(listOfB, keyOfB, quietMs);
       attacker.send("attack");
@@ -124,6 +134,11 @@ export async function slowloris(): Promise<Figure[]> {
       const { idle, post } = await probed;
       holds.idle.push(...idle);
       holds.post.push(...post);
+      const ratio = p99(attacked.latencies) / Math.max(p99(calm.latencies), quietFloorMs);
+      ratios.push(ratio);
+      process.stderr.write(
+        `slowloris round ${round + 1}: B's p99 quiet ${p99(calm.latencies).toFixed(1)} ms (${calm.latencies.length}), under attack ${p99(attacked.latencies).toFixed(1)} ms (${attacked.latencies.length}), ${ratio.toFixed(2)}×\n`,
+      );
       for (const [total, part] of [
         [quiet, calm],
         [during, attacked],
@@ -139,17 +154,28 @@ export async function slowloris(): Promise<Figure[]> {
     service.child.kill("SIGTERM");
     await service.exited;
 
-    // The quiet p99 is counted as at least 10 ms: below that a request's time on these two shared cores
-    // is mostly scheduling, and a ratio of two such figures measures the scheduler (quiet p99s of
-    // 8–65 ms were seen run to run on unchanged code).
-    const ratio = p99(during.latencies) / Math.max(p99(quiet.latencies), quietFloorMs);
+    // Each round's attack p99 over the quiet p99 just before it, and the bound on the median of the
+    // rounds' ratios, so that a slow spell of the machine in one round does not decide it. The quiet
+    // p99 counts as at least 20 ms: on a quiet machine it is 5–9 ms, mostly the two cores' scheduling,
+    // while the attack's reconnects (up to 1,000 a second, accepted in bursts) put B's own accept
+    // behind a burst now and then: 15–47 ms at the p99 under attack on unchanged code (2026-12-07),
+    // which a 10 ms floor turned into ratios of 1.5–4.7×. What the scenario guards against, B's
+    // requests failing or held until a timeout, is seconds, far beyond 3 × 20 ms.
+    const ratio = median(ratios);
     const ms = (value: number) => `${value.toFixed(1)} ms`;
     return [
       { scenario: name, figure: "B's p99, quiet", value: ms(p99(quiet.latencies)), bound: "—", ok: true },
       {
         scenario: name,
-        figure: `B's p99 during (${during.latencies.length} requests) ÷ quiet (at least ${quietFloorMs} ms)`,
-        value: `${ms(p99(during.latencies))}, ${ratio.toFixed(2)}×`,
+        figure: `B's p99 during (${during.latencies.length} requests), all rounds`,
+        value: ms(p99(during.latencies)),
+        bound: "—",
+        ok: true,
+      },
+      {
+        scenario: name,
+        figure: `B's p99 during ÷ quiet (at least ${quietFloorMs} ms), the median of ${rounds} rounds`,
+        value: `${ratio.toFixed(2)}× (${ratios.map((r) => r.toFixed(2)).join(", ")})`,
         bound: "< 3×",
         ok: ratio < 3,
       },
