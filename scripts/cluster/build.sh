@@ -4,8 +4,8 @@
 # prints the directory holding the binaries: kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubelet and kube-proxy (v1.34.4), etcd (v3.6.4), kwok (v0.7.0, simulates nodes: no container
 # runtime) and CoreDNS (the cluster's DNS, run by scripts/cluster/node.sh beside the real node).
-# `node` builds all but kwok, which a real node does not need (a new machine's CI starts the node
-# suite that much sooner: kwok takes about 1.7 minutes more); a later run without it adds kwok.
+# `node` builds all but kwok, which a real node does not need (start.sh without kwok and node.sh ask
+# for no more); a later run without it adds kwok alone (1.7 minutes on a new machine).
 #
 # Binaries are cached by version under $CLUSTER_CACHE (default ~/.cache/webhook-operator/cluster), so
 # a second run builds nothing. The first run on a machine with empty Go caches takes about 6.5 minutes
@@ -45,6 +45,7 @@ log() { echo "[cluster build $(date +%H:%M:%S)] $*" >&2; }
 # The five kube commands are one multi-call binary, as hyperkube was (one link instead of five), named
 # by five hard links: a process's /proc/PID/exe still names the command it is. CoreDNS is built with
 # only the plugins scripts/cluster/coredns.yaml's Corefile uses, not the cloud providers' SDKs.
+# (Up to the matching `fi` below, not indented: the heredocs in it are Go files.)
 if ! have "${node_binaries[@]}"; then
 log "${kube_binaries[*]} $kube_version, etcd $etcd_version and CoreDNS $coredns_version (the slow part)"
 mkdir -p "$work/build/kube" "$work/build/coredns" && cd "$work/build"
