@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
-# Usage: scripts/cluster/build.sh [node]
+# Usage: scripts/cluster/build.sh
 # Builds the real Kubernetes cluster the cluster tests run against, from the Go module proxy, and
 # prints the directory holding the binaries: kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubelet and kube-proxy (v1.34.4), etcd (v3.6.4), kwok (v0.7.0, simulates nodes: no container
 # runtime) and CoreDNS (the cluster's DNS, run by scripts/cluster/node.sh beside the real node).
-# `node` builds all but kwok, which a real node does not need (start.sh without kwok and node.sh ask
-# for no more); a later run without it adds kwok alone (1.7 minutes on a new machine).
 #
 # Binaries are cached by version under $CLUSTER_CACHE (default ~/.cache/webhook-operator/cluster), so
 # a second run builds nothing. The first run on a machine with empty Go caches takes about 6.5 minutes
@@ -27,11 +25,10 @@ coredns_version="v1.12.4"
 cache="${CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webhook-operator/cluster}"
 bin="$cache/bin-kube-$kube_version-etcd-$etcd_version-kwok-$kwok_version-coredns-$coredns_version"
 kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
-node_binaries=("${kube_binaries[@]}" etcd coredns)
-wanted=("${node_binaries[@]}")
-[[ "${1:-}" == node ]] || wanted+=(kwok)
-have() { for b in "$@"; do [[ -x "$bin/$b" ]] || return 1; done; }
-if have "${wanted[@]}"; then echo "$bin"; exit 0; fi
+wanted=("${kube_binaries[@]}" etcd kwok coredns)
+
+have_all() { for b in "${wanted[@]}"; do [[ -x "$bin/$b" ]] || return 1; done; }
+if have_all; then echo "$bin"; exit 0; fi
 
 command -v go >/dev/null || { echo "Go is needed to build the control plane (go 1.24 or newer): install it and retry." >&2; exit 1; }
 mkdir -p "$cache"
@@ -45,8 +42,6 @@ log() { echo "[cluster build $(date +%H:%M:%S)] $*" >&2; }
 # The five kube commands are one multi-call binary, as hyperkube was (one link instead of five), named
 # by five hard links: a process's /proc/PID/exe still names the command it is. CoreDNS is built with
 # only the plugins scripts/cluster/coredns.yaml's Corefile uses, not the cloud providers' SDKs.
-# (Up to the matching `fi` below, not indented: the heredocs in it are Go files.)
-if ! have "${node_binaries[@]}"; then
 log "${kube_binaries[*]} $kube_version, etcd $etcd_version and CoreDNS $coredns_version (the slow part)"
 mkdir -p "$work/build/kube" "$work/build/coredns" && cd "$work/build"
 go mod init local/cluster-build >/dev/null 2>&1
@@ -129,19 +124,18 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 # etcd's main package is its server module's root: `go build` names that binary `server`.
 go build -ldflags "-s -w $ldflags" -o "$work/out/" ./kube ./coredns go.etcd.io/etcd/server/v3
-rm -rf "$bin" && mkdir -p "$work/bin"
-mv "$work/out/kube" "$work/bin/kube"
-for b in "${kube_binaries[@]}"; do ln "$work/bin/kube" "$work/bin/$b"; done
-mv "$work/out/server" "$work/bin/etcd"
-mv "$work/out/coredns" "$work/bin/coredns"
-mv "$work/bin" "$bin"
-fi
-if [[ " ${wanted[*]} " == *" kwok "* ]] && ! have kwok; then
-  # kwok in a module of its own: its controller-runtime wants the client-go it was released with.
-  log "kwok $kwok_version"
-  GOBIN="$work/gobin" go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$kwok_version"
-  mv "$work/gobin/kwok" "$bin/kwok"
-fi
-have "${wanted[@]}" || { echo "control plane build finished without every binary in $bin" >&2; exit 1; }
+
+# kwok in a module of its own: its controller-runtime wants the client-go it was released with.
+log "kwok $kwok_version"
+GOBIN="$work/gobin" go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$kwok_version"
+
+rm -rf "$bin" && mkdir -p "$bin"
+mv "$work/out/kube" "$bin/kube"
+for b in "${kube_binaries[@]}"; do ln "$bin/kube" "$bin/$b"; done
+mv "$work/out/server" "$bin/etcd"
+mv "$work/out/coredns" "$bin/coredns"
+mv "$work/gobin/kwok" "$bin/kwok"
+
+have_all || { echo "control plane build finished without every binary in $bin" >&2; exit 1; }
 log "done: $bin"
 echo "$bin"

@@ -68,7 +68,7 @@ esac
 
 [[ $EUID -eq 0 ]] || { echo "a real node needs root (cgroups, mounts, network namespaces)" >&2; exit 1; }
 [[ -f "$dir/kubeconfig" && -f "$dir/ports.env" ]] || { echo "no control plane in $dir: run scripts/cluster/start.sh $dir first" >&2; exit 1; }
-bin="${CLUSTER_BIN:-$("$here/build.sh" node)}"
+bin="${CLUSTER_BIN:-$("$here/build.sh")}"
 kubectl="$("$here/../fetch-k8s-tool.sh" kubectl)"
 k() { "$kubectl" --kubeconfig "$dir/kubeconfig" "$@"; }
 bash "$here/node-packages.sh"

@@ -23,14 +23,11 @@ shift
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bin="${CLUSTER_BIN:-$("$here/build.sh")}"
+kubectl="$("$here/../fetch-k8s-tool.sh" kubectl)"
 all=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 components=("$@")
 [[ ${#components[@]} -gt 0 ]] || components=("${all[@]}")
-# Without kwok among them, the binaries a real node's control plane needs are enough (build.sh node).
-parts=node
-[[ " ${components[*]} " == *" kwok "* ]] && parts=""
-bin="${CLUSTER_BIN:-$("$here/build.sh" $parts)}"
-kubectl="$("$here/../fetch-k8s-tool.sh" kubectl)"
 mkdir -p "$dir/pki" "$dir/logs" "$dir/pids"
 
 # Ports are chosen free on first start and kept in ports.env: a restarted component listens where its
