@@ -12,6 +12,10 @@ export default defineConfig({
     include: ["test/cluster/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts", "test/support/cluster-setup.ts"],
     fileParallelism: false,
+    // One worker runs the files one after another with the modules it has loaded rather than loading
+    // the operator's (client-node's among them) again for each: 229 → 188 s, 117 → 78 s of CPU
+    // (2026-12-07). Each file makes its own namespaces, operator and database.
+    isolate: false,
     testTimeout: 120_000,
     // The first run builds the control plane: up to an hour on a busy 2-core machine.
     hookTimeout: 3_600_000,
