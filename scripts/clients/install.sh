@@ -31,7 +31,8 @@ if [ ! -x "$npm_prefix/node_modules/.bin/openapi-typescript" ]; then
 fi
 
 if [ ! -x "$go_bin/oapi-codegen" ]; then
-  GOBIN="$go_bin" go install "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v$oapi_codegen_version" \
+  # GOGC: the compiler spends 10-20 % less CPU collecting garbage (scripts/cluster/build.sh).
+  GOGC="${GOGC:-400}" GOBIN="$go_bin" go install "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v$oapi_codegen_version" \
     > "$clients_cache/oapi-codegen-install.log" 2>&1 || { cat "$clients_cache/oapi-codegen-install.log"; exit 1; }
 fi
 

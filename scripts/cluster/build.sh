@@ -35,6 +35,10 @@ mkdir -p "$cache"
 work="$(mktemp -d "$cache/.build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 export GOFLAGS="${GOFLAGS:--buildvcs=false}" CGO_ENABLED=0
+# The compiler collects its garbage a quarter as often: 10-20 % less CPU for the same binaries
+# (client-go's packages from nothing: 137 -> 123 and 160 -> 130 CPU-seconds, about 100 MB more a
+# compile at its peak; 2026-12-07). Most of a new machine's build is compiling.
+export GOGC="${GOGC:-400}"
 log() { echo "[cluster build $(date +%H:%M:%S)] $*" >&2; }
 
 # One module, one `go build`: the kube binaries, etcd and CoreDNS share every package they have in
