@@ -26,6 +26,8 @@ export interface PoolConnection {
   timeouts?: DatabaseTimeouts | undefined;
   /** Where a role's connection failures are logged, once per episode. */
   logger?: Logger | undefined;
+  /** Episodes shared with the role's other pools (one warning for them all); the pool's own otherwise. */
+  episodes?: ConnectionEpisodes | undefined;
 }
 
 /**
@@ -48,7 +50,7 @@ export function createPool(
       max,
       ...(options ? { options } : {}),
     },
-    new ConnectionEpisodes(connection.role, connection.logger),
+    connection.episodes ?? new ConnectionEpisodes(connection.role, connection.logger),
   );
 }
 

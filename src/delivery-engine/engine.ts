@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { abortable } from "../abortable.js";
 import { connectionOptions, type DatabaseTimeouts } from "../db/connection-options.js";
-import { createPool, type Pool } from "../db/pool.js";
+import type { Pool } from "../db/pool.js";
 import type { RolloutDetails } from "../formats/rollout-details.js";
 import type { Logger } from "../logger.js";
 import { metrics } from "../metrics.js";
@@ -10,7 +10,7 @@ import type { DeliveryShape } from "./delivery-shape.js";
 import { type AllowList, createDeliveryAgent, destinationPolicyOf } from "./destination-policy.js";
 import type { HandOver } from "./emit.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
-import { type ClaimedDelivery, claimSessionSettings, recordOutcomes } from "./queue.js";
+import { type ClaimedDelivery, recordOutcomes } from "./queue.js";
 import { createSender, type DeliveryOutcome, type OpenSecret } from "./sender.js";
 import {
   type SendRefusal,
@@ -21,7 +21,7 @@ import {
 import { deliveryConnectTimeoutMs } from "./timing.js";
 import { DeliveryWorker } from "./worker.js";
 import { observeOutcome } from "./worker-outcomes.js";
-import { databaseWorkerQueue } from "./worker-queue.js";
+import { createWorkerConnections, databaseWorkerQueue } from "./worker-queue.js";
 
 /** The DELIVERY_* settings (app/config.ts), as the engine takes them. */
 export interface DeliverySettings {
@@ -164,14 +164,10 @@ export function createDeliveryEngine(options: {
     openSecret: options.openSecret,
   });
   const timeouts = options.databaseTimeouts;
-  const workerPool = createPool(options.databaseUrl, 2, claimSessionSettings, {
-    role: "engine",
-    timeouts,
-    logger,
-  });
+  const workerConnections = createWorkerConnections(options.databaseUrl, { timeouts, logger });
   const worker = new DeliveryWorker({
     queue: databaseWorkerQueue({
-      pool: workerPool,
+      connections: workerConnections,
       listenerConnection: connectionOptions(options.databaseUrl, "listener", timeouts),
       workerId,
       outcomePolicy: options.outcomePolicy,
@@ -246,7 +242,7 @@ export function createDeliveryEngine(options: {
       stopping ??= Promise.all([
         worker.stop(timeoutMs),
         abortable(Promise.allSettled(synchronousSends), AbortSignal.timeout(timeoutMs)).catch(() => {}),
-      ]).then(() => workerPool.end());
+      ]).then(() => workerConnections.end());
       return stopping;
     },
   };

@@ -37,28 +37,46 @@ export const claimSessionSettings = {
 };
 
 /**
+ * The worker's two connections (engine.ts). `outcomes` records finished attempts: its commits wait for
+ * the disk, as every write of a fact does. `leases` claims, releases and pauses: its commits do not
+ * (synchronous_commit off, leaseSessionSettings). Such a commit is visible to everyone at once and on
+ * disk within three of Postgres's WAL writer delays (600 ms by default); a crash of Postgres (not of
+ * this process) in between loses only leases, which puts rows back in the queue (sent again: at least
+ * once), and a pause or a rate limit's tokens taken. An outcome is recorded only after its claim
+ * committed, so its own wait for the disk takes the claim along. Waiting on both made a burst's turn
+ * wait twice (docs/benchmarks.md, "One wait for the disk a turn").
+ */
+export interface WorkerConnections {
+  outcomes: Queryable;
+  leases: Queryable;
+}
+
+/** claimSessionSettings, and commits that do not wait for the disk (WorkerConnections). */
+export const leaseSessionSettings = { ...claimSessionSettings, synchronous_commit: "off" };
+
+/**
  * A worker's turn: records finished outcomes and what they set off (sql/record-outcomes.sql) and claims
  * up to `claim.limit` due deliveries (sql/claim.sql), each statement prepared once per connection. The
- * two run side by side, each on a connection of `db` (a pool) and in a transaction of its own: a turn
+ * two run side by side, each on its connection of `db` and in a transaction of its own: a turn
  * waits for one round trip, not two, and the claim never shares a transaction with the record's locks
  * (the record waits for webhook rows in id order, the claim waits for nothing), so they cannot
  * deadlock. The claim leaves the rows being recorded alone. Should the record fail once the claim
  * succeeded, the claimed rows go back to the queue at once and the record's error is thrown (the worker
- * keeps the outcomes for its next turn). Run it on connections with claimSessionSettings.
+ * keeps the outcomes for its next turn).
  */
 export async function recordAndClaim(
-  db: Queryable,
+  db: WorkerConnections,
   workerId: string,
   outcomes: RecordedOutcome[],
   claim: ClaimRequest,
   policy: OutcomePolicy,
 ): Promise<ClaimedDelivery[]> {
-  const recording = outcomes.length > 0 ? record(db, outcomes, policy, true) : Promise.resolve();
+  const recording = outcomes.length > 0 ? record(db.outcomes, outcomes, policy, true) : Promise.resolve();
   if (claim.limit <= 0) {
     await recording;
     return [];
   }
-  const claiming = db.query<ClaimedDelivery>({
+  const claiming = db.leases.query<ClaimedDelivery>({
     name: claimStatement.name,
     text: claimStatement.text,
     values: claimValues(
@@ -71,7 +89,7 @@ export async function recordAndClaim(
   if (recorded.status === "rejected") {
     if (claimed.status === "fulfilled" && claimed.value.rows.length > 0)
       await releaseClaimsOf(
-        db,
+        db.leases,
         workerId,
         claimed.value.rows.map((row) => row.id),
       ).catch(() => {});

@@ -1,15 +1,20 @@
-import type { Pool } from "../db/pool.js";
+import { ConnectionEpisodes } from "../db/connection-episodes.js";
+import type { DatabaseTimeouts } from "../db/connection-options.js";
+import { createPool, type Pool } from "../db/pool.js";
 import type { Logger } from "../logger.js";
 import type { OutcomePolicy } from "./outcome-policy.js";
 import { pauseWebhook } from "./pace.js";
 import {
   type ClaimedDelivery,
   type ClaimRequest,
+  claimSessionSettings,
+  leaseSessionSettings,
   queueDueRetries,
   type RecordedOutcome,
   recordAndClaim,
   releaseClaims,
   releaseClaimsOf,
+  type WorkerConnections,
 } from "./queue.js";
 import { type ListenerConnection, QueueListener } from "./queue-listener.js";
 
@@ -41,22 +46,43 @@ export interface WorkerQueue {
   listen(onNotify: () => void): { start(): Promise<void>; stop(): Promise<void> };
 }
 
-/** The worker's queue in Postgres: `pool` with claimSessionSettings (queue.ts), LISTEN outside it. */
+/**
+ * The worker's connections (WorkerConnections, queue.ts), one each: `outcomes` with
+ * claimSessionSettings, `leases` with leaseSessionSettings. A turn uses both at once. An outage is
+ * logged once for both.
+ */
+export function createWorkerConnections(
+  databaseUrl: string,
+  options: { timeouts?: DatabaseTimeouts | undefined; logger: Logger },
+): { outcomes: Pool; leases: Pool; end(): Promise<void> } {
+  const episodes = new ConnectionEpisodes("engine", options.logger);
+  const connection = { role: "engine" as const, ...options, episodes };
+  const outcomes = createPool(databaseUrl, 1, claimSessionSettings, connection);
+  const leases = createPool(databaseUrl, 1, leaseSessionSettings, connection);
+  return { outcomes, leases, end: () => Promise.all([outcomes.end(), leases.end()]).then(() => {}) };
+}
+
+/**
+ * The worker's queue in Postgres: its statements on `connections` (createWorkerConnections), LISTEN
+ * outside them.
+ */
 export function databaseWorkerQueue(options: {
-  pool: Pool;
-  /** For the LISTEN connection, which lives outside the pool (its name and timeouts, engine.ts). */
+  connections: WorkerConnections;
+  /** For the LISTEN connection, which lives outside the pools (its name and timeouts, engine.ts). */
   listenerConnection: ListenerConnection;
   workerId: string;
   outcomePolicy: OutcomePolicy;
   logger: Logger;
 }): WorkerQueue {
-  const { pool, workerId, outcomePolicy } = options;
+  const { connections, workerId, outcomePolicy } = options;
+  const { leases } = connections;
   return {
-    recordAndClaim: (outcomes, claim) => recordAndClaim(pool, workerId, outcomes, claim, outcomePolicy),
-    queueDueRetries: (limit) => queueDueRetries(pool, limit),
-    releaseClaimsOf: (ids) => releaseClaimsOf(pool, workerId, ids),
-    pauseWebhook: (pause) => pauseWebhook(pool, { ...pause, workerId }),
-    releaseClaims: () => releaseClaims(pool, workerId),
+    recordAndClaim: (outcomes, claim) =>
+      recordAndClaim(connections, workerId, outcomes, claim, outcomePolicy),
+    queueDueRetries: (limit) => queueDueRetries(leases, limit),
+    releaseClaimsOf: (ids) => releaseClaimsOf(leases, workerId, ids),
+    pauseWebhook: (pause) => pauseWebhook(leases, { ...pause, workerId }),
+    releaseClaims: () => releaseClaims(leases, workerId),
     listen: (onNotify) => new QueueListener(options.listenerConnection, onNotify, options.logger),
   };
 }

@@ -76,7 +76,13 @@ async function claimBoth(turns: number): Promise<number> {
   for (let turn = 0; turn < turns; turn++) {
     for (const plan of [plainPlan, cappedPlan()]) {
       claimed += (
-        await recordAndClaim(pool, "worker-a", [], { limit: 128, leaseMs: 60_000, plan }, autoDisablePolicy)
+        await recordAndClaim(
+          { outcomes: pool, leases: pool },
+          "worker-a",
+          [],
+          { limit: 128, leaseMs: 60_000, plan },
+          autoDisablePolicy,
+        )
       ).length;
     }
   }
@@ -98,7 +104,9 @@ it("the claim's generic plan reads only the head of a backlog the statistics mis
   let claimed = 0;
   for (let turn = 0; turn < 10; turn++) {
     const claim = { limit: 128, leaseMs: 60_000, plan: plainPlan };
-    claimed += (await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy)).length;
+    claimed += (
+      await recordAndClaim({ outcomes: pool, leases: pool }, "worker-a", [], claim, autoDisablePolicy)
+    ).length;
   }
   const reads = (await unfinishedIndexReads()) - before;
   expect(claimed).toBe(1_280);
@@ -116,7 +124,9 @@ it("the claim capped by a webhook's allowance reads only the head of a backlog t
   const reads: number[] = [];
   for (let turn = 0; turn < 10; turn++) {
     const before = await unfinishedIndexReads();
-    expect(await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy)).toHaveLength(64);
+    expect(
+      await recordAndClaim({ outcomes: pool, leases: pool }, "worker-a", [], claim, autoDisablePolicy),
+    ).toHaveLength(64);
     reads.push((await unfinishedIndexReads()) - before);
   }
   expect((await plansOf("claim")).generic).toBeGreaterThan(0);

@@ -44,7 +44,7 @@ const nobodyKnown: ClaimPlan = { allowances: new Map(), defaultAllowance: 2, res
 
 async function claim(limit: number, plan: ClaimPlan = nobodyKnown) {
   const rows = await recordAndClaim(
-    pool,
+    { outcomes: pool, leases: pool },
     "worker-a",
     [],
     { limit, leaseMs: 60_000, plan },

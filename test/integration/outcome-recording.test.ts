@@ -7,12 +7,14 @@ import { type Pool, withTransaction } from "../../src/db/pool.js";
 import { claimStatement, claimValues } from "../../src/delivery-engine/claim.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
+import { createWorkerConnections } from "../../src/delivery-engine/worker-queue.js";
 import { createLogger } from "../../src/logger.js";
 import { metrics } from "../../src/metrics.js";
 import { insertProject } from "../../src/projects/store.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { createProject, createWebhook } from "../support/api-fixtures.js";
+import { createTestDatabase } from "../support/database.js";
 import { onNewDatabase } from "../support/new-database.js";
 import { freePort } from "../support/ports.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
@@ -22,6 +24,23 @@ import { waitUntil } from "../support/wait.js";
 
 // An attempt that finished is recorded: never skipped because its lease ran out, never forgotten
 // because the database was away for a moment (which would send the delivery a second time).
+
+describe("the worker's connections", () => {
+  it("wait for the disk when they record outcomes, not when they claim or release", async () => {
+    const database = await createTestDatabase();
+    const connections = createWorkerConnections(database.url, { logger: createLogger("silent") });
+    try {
+      const setting = async (pool: Pool) =>
+        (await pool.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]
+          ?.synchronous_commit;
+      expect(await setting(connections.outcomes)).toBe("on");
+      expect(await setting(connections.leases)).toBe("off");
+    } finally {
+      await connections.end();
+      await database.drop();
+    }
+  });
+});
 
 describe("recording an outcome whose lease ran out", () => {
   let pool: Pool;
@@ -44,7 +63,13 @@ describe("recording an outcome whose lease ran out", () => {
       leaseMs: 1,
       plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
     };
-    const [claimed] = await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy);
+    const [claimed] = await recordAndClaim(
+      { outcomes: pool, leases: pool },
+      "worker-a",
+      [],
+      claim,
+      autoDisablePolicy,
+    );
     expect(claimed?.webhook_id).toBe(webhook.id);
     await waitUntil("the 1 ms lease to run out", async () => {
       const { rows } = await pool.query(
@@ -64,7 +89,7 @@ describe("recording an outcome whose lease ran out", () => {
       signature: null,
     };
     const reclaimed = await recordAndClaim(
-      pool,
+      { outcomes: pool, leases: pool },
       "worker-a",
       [{ id: claimed?.id ?? 0, outcome, deliveredAtMs: Date.now() }],
       claim,
@@ -101,7 +126,13 @@ describe("the claim beside a record", () => {
       leaseMs: 1,
       plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
     };
-    const [claimed] = await recordAndClaim(pool, "worker-a", [], claim, autoDisablePolicy);
+    const [claimed] = await recordAndClaim(
+      { outcomes: pool, leases: pool },
+      "worker-a",
+      [],
+      claim,
+      autoDisablePolicy,
+    );
     const id = claimed?.id as number;
     await pool.query(
       "UPDATE deliveries SET locked_until = clock_timestamp() - interval '1 s' WHERE id = $1",
@@ -156,7 +187,9 @@ describe("a record that fails beside a claim", () => {
       },
       deliveredAtMs: Date.now(),
     };
-    await expect(recordAndClaim(pool, "worker-a", [refused], claim, autoDisablePolicy)).rejects.toThrow();
+    await expect(
+      recordAndClaim({ outcomes: pool, leases: pool }, "worker-a", [refused], claim, autoDisablePolicy),
+    ).rejects.toThrow();
     const { rows } = await pool.query("SELECT state, locked_by FROM deliveries");
     expect(rows).toEqual([{ state: "queued", locked_by: null }]);
   });

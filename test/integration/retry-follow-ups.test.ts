@@ -61,7 +61,13 @@ describe.each(plans)("with the %s claim", (name, limit, planFor) => {
       ]),
     );
     const claim = { limit, leaseMs: 60_000, plan: planFor(webhook.id) };
-    const [first] = await recordAndClaim(pool, "worker", [], claim, autoDisablePolicy);
+    const [first] = await recordAndClaim(
+      { outcomes: pool, leases: pool },
+      "worker",
+      [],
+      claim,
+      autoDisablePolicy,
+    );
     expect(first).toMatchObject({
       attempt_number: 1,
       retry_max_attempts: 2,
@@ -69,7 +75,7 @@ describe.each(plans)("with the %s claim", (name, limit, planFor) => {
       enabled: true,
     });
     const [second] = await recordAndClaim(
-      pool,
+      { outcomes: pool, leases: pool },
       "worker",
       [
         {
@@ -133,7 +139,7 @@ describe("with nothing to claim (outcomes recorded on their own)", () => {
     await emit();
     const plan = { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 };
     const claimed = await recordAndClaim(
-      pool,
+      { outcomes: pool, leases: pool },
       "worker",
       [],
       { limit: 10, leaseMs: 60_000, plan },
@@ -147,7 +153,7 @@ describe("with nothing to claim (outcomes recorded on their own)", () => {
     const plainId = byWebhook.get(plain.id) ?? 0;
     expect(
       await recordAndClaim(
-        pool,
+        { outcomes: pool, leases: pool },
         "worker",
         [{ id: plainId, outcome: succeeded, deliveredAtMs: Date.now() }],
         nothing,
@@ -162,7 +168,9 @@ describe("with nothing to claim (outcomes recorded on their own)", () => {
       retryInMs: 0,
       countedByPolicy: true,
     };
-    expect(await recordAndClaim(pool, "worker", [outcome], nothing, autoDisablePolicy)).toEqual([]);
+    expect(
+      await recordAndClaim({ outcomes: pool, leases: pool }, "worker", [outcome], nothing, autoDisablePolicy),
+    ).toEqual([]);
 
     const { rows } = await pool.query("SELECT id, state, success FROM deliveries ORDER BY id");
     expect(rows).toEqual(
