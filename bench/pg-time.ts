@@ -14,7 +14,7 @@ export interface StatementTime {
 // pg_stat_statements keeps: they are matched after them.
 const kinds: Array<[string, RegExp]> = [
   ["emit (event + deliveries)", /^(\s*--[^\n]*\n)*\s*WITH\s+given\s+AS/],
-  ["record (outcomes + follow-ups)", /^(\s*--[^\n]*\n)*\s*WITH\s+recorded\s+AS/],
+  ["record (outcomes + follow-ups)", /^(\s*--[^\n]*\n)*\s*WITH\s+outcomes\s+AS\s+MATERIALIZED/],
   ["claim", /^(\s*--[^\n]*\n)*\s*WITH\s+RECURSIVE\s+unfinished_webhooks/],
   ["BEGIN / COMMIT", /^\s*(BEGIN|COMMIT)\b/i],
 ];
