@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -264,6 +264,117 @@ describe("a short database outage", () => {
       // Every row is finished, so no worker will send one again: a forgotten outcome would have left its
       // row in flight, sent again once its lease ran out (and received) before it could be finished.
       expect(receiver.requests.filter((r) => r.path === "/slow")).toHaveLength(5);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe("a crash of Postgres in the middle of a burst", () => {
+  let dataDir: string;
+  let port: number;
+  let postgres: EmbeddedDatabase;
+  let receiver: Receiver;
+  const logger = createLogger("silent");
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), "wo-crash-"));
+    port = await freePort();
+    postgres = await startEmbeddedPostgres({ dataDir, port, logger });
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await postgres.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** Ends the postmaster as a crash would (SIGQUIT: no checkpoint, recovery from the WAL at the next start). */
+  async function crashPostgres(): Promise<void> {
+    const pid = Number(
+      (await readFile(path.join(dataDir, "postgres", "postmaster.pid"), "utf8")).split("\n")[0],
+    );
+    process.kill(pid, "SIGQUIT");
+    await waitUntil(`the postmaster ${pid} gone`, async () => {
+      try {
+        process.kill(pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
+  }
+
+  it("loses no event and no outcome recorded before it, and every event is sent once it is back", async () => {
+    // The first 100 requests are answered at once; the rest wait until Postgres is back, so the crash
+    // comes with outcomes recorded, claims committed and sends open. The claims' commits do not wait
+    // for the disk (queue.ts, WorkerConnections): one the crash lost only sends its row again.
+    let answered = 0;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    receiver.on("/crash", (_request, res) => {
+      answered += 1;
+      if (answered <= 100) res.writeHead(200).end("ok");
+      else void gate.then(() => res.writeHead(200).end("ok"));
+    });
+    const service = await startTestService(
+      { DELIVERY_LEASE_MS: "11000", DELIVERY_TIMEOUT_MS: "5000", DELIVERY_POLL_INTERVAL_MS: "100" },
+      { database: { name: "postgres", url: postgres.url, drop: async () => {} } },
+    );
+    try {
+      const project = await createProject(service, "p", "P");
+      await createWebhook(service, project, { url: `${receiver.url}/crash`, events: ["deployment.created"] });
+      const events = new Set<string>();
+      for (let batch = 0; batch < 6; batch++) {
+        const { emitted } = await withTransaction(service.pool, (client) =>
+          emitEvents(
+            client,
+            Array.from({ length: 50 }, () => ({
+              eventType: "deployment.created" as const,
+              projectId: project,
+              payload: {},
+            })),
+          ),
+        );
+        for (const event of emitted) events.add(event.envelope.id);
+      }
+      await receiver.waitFor(101, 30_000);
+      const done = async () =>
+        (
+          await service.pool.query<{ id: number; status_code: number }>(
+            "SELECT id, status_code FROM deliveries WHERE state = 'done' ORDER BY id",
+          )
+        ).rows;
+      // The outcomes of the first 100 answers, recorded before the crash.
+      const recorded = await waitUntil("100 outcomes recorded", async () => {
+        const rows = await done();
+        return rows.length >= 100 ? rows : undefined;
+      });
+      await crashPostgres();
+      postgres = await startEmbeddedPostgres({ dataDir, port, logger });
+      release();
+      await waitUntil(
+        "every delivery done",
+        async (saw) => {
+          const { rows } = await service.pool.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM deliveries WHERE state <> 'done'",
+          );
+          saw(`${rows[0]?.n} not done`);
+          return rows[0]?.n === 0 ? true : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+      const { rows: kept } = await service.pool.query<{ id: number; event_id: string }>(
+        "SELECT id, event_id FROM deliveries WHERE state = 'done'",
+      );
+      expect(new Set(kept.map((row) => row.event_id))).toEqual(events);
+      const after = new Map((await done()).map((row) => [row.id, row.status_code]));
+      for (const row of recorded) expect(after.get(row.id)).toBe(row.status_code);
+      const received = new Set(
+        receiver.requests.map((request) => (JSON.parse(request.body) as { id: string }).id),
+      );
+      expect(received).toEqual(events);
     } finally {
       await service.close();
     }
