@@ -10,7 +10,7 @@ export type { ClaimedDelivery, ClaimRequest } from "./claim.js";
 export type { RecordedOutcome } from "./record.js";
 
 /**
- * Session settings of the connections that run the worker's statements (the engine's worker pool).
+ * Session settings of the connections that run the worker's statements (WorkerConnections, below).
  * - Its statements are prepared and planned once per connection, generically (force_generic_plan).
  *   Planning every execution (force_custom_plan, as before) was 70% of the engine's Postgres time at
  *   200 events/s: a claim is planned in ~0.3 ms and, at moderate rates, takes one row. Left to choose
