@@ -195,36 +195,49 @@ describe("a record that fails beside a claim", () => {
   });
 });
 
-describe("a short database outage", () => {
-  let dataDir: string;
-  let port: number;
-  let postgres: EmbeddedDatabase;
-  let receiver: Receiver;
+/**
+ * An embedded Postgres of the describe block's own, on a data directory that outlives its restarts,
+ * and a receiver: both go after the block.
+ */
+function ownPostgres(prefix: string) {
   const logger = createLogger("silent");
+  const own = {
+    dataDir: "",
+    port: 0,
+    postgres: undefined as unknown as EmbeddedDatabase,
+    receiver: undefined as unknown as Receiver,
+    start: () => startEmbeddedPostgres({ dataDir: own.dataDir, port: own.port, logger }),
+  };
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), "wo-outage-"));
-    port = await freePort();
-    postgres = await startEmbeddedPostgres({ dataDir, port, logger });
-    receiver = await startReceiver();
+    own.dataDir = await mkdtemp(path.join(tmpdir(), prefix));
+    own.port = await freePort();
+    own.postgres = await own.start();
+    own.receiver = await startReceiver();
   });
   afterAll(async () => {
-    await receiver.close();
-    await postgres.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await own.receiver.close();
+    await own.postgres.stop();
+    await rm(own.dataDir, { recursive: true, force: true });
   });
+  return own;
+}
+
+describe("a short database outage", () => {
+  const own = ownPostgres("wo-outage-");
 
   it("keeps the outcomes of sends that finished while it was away, writes them after, and sends nothing twice", async () => {
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
+    const { receiver } = own;
     receiver.on("/slow", (_request, res) => void gate.then(() => res.writeHead(200).end("ok")));
     const service = await startTestService(
       { DELIVERY_LEASE_MS: "3000", DELIVERY_TIMEOUT_MS: "1000", DELIVERY_POLL_INTERVAL_MS: "100" },
       {
         database: {
           name: "postgres",
-          url: postgres.url,
+          url: own.postgres.url,
           drop: async () => {},
         },
       },
@@ -244,13 +257,13 @@ describe("a short database outage", () => {
       );
       await receiver.waitFor(5);
       // The database goes away while the five sends are open; they finish meanwhile.
-      await postgres.stop();
+      await own.postgres.stop();
       release();
       // The five sends end (no delivery in flight any more) while the database is still away.
       await waitUntil("(await metrics.inFlight.get()).values[0]?.value === 0", async () =>
         (await metrics.inFlight.get()).values[0]?.value === 0 ? true : undefined,
       );
-      postgres = await startEmbeddedPostgres({ dataDir, port, logger });
+      own.postgres = await own.start();
       await waitUntil(
         "rows[0].n === 5",
         async () => {
@@ -271,27 +284,12 @@ describe("a short database outage", () => {
 });
 
 describe("a crash of Postgres in the middle of a burst", () => {
-  let dataDir: string;
-  let port: number;
-  let postgres: EmbeddedDatabase;
-  let receiver: Receiver;
-  const logger = createLogger("silent");
-  beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), "wo-crash-"));
-    port = await freePort();
-    postgres = await startEmbeddedPostgres({ dataDir, port, logger });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-    await postgres.stop();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const own = ownPostgres("wo-crash-");
 
   /** Ends the postmaster as a crash would (SIGQUIT: no checkpoint, recovery from the WAL at the next start). */
   async function crashPostgres(): Promise<void> {
     const pid = Number(
-      (await readFile(path.join(dataDir, "postgres", "postmaster.pid"), "utf8")).split("\n")[0],
+      (await readFile(path.join(own.dataDir, "postgres", "postmaster.pid"), "utf8")).split("\n")[0],
     );
     process.kill(pid, "SIGQUIT");
     await waitUntil(`the postmaster ${pid} gone`, async () => {
@@ -313,6 +311,7 @@ describe("a crash of Postgres in the middle of a burst", () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
+    const { receiver } = own;
     receiver.on("/crash", (_request, res) => {
       answered += 1;
       if (answered <= 100) res.writeHead(200).end("ok");
@@ -320,7 +319,7 @@ describe("a crash of Postgres in the middle of a burst", () => {
     });
     const service = await startTestService(
       { DELIVERY_LEASE_MS: "11000", DELIVERY_TIMEOUT_MS: "5000", DELIVERY_POLL_INTERVAL_MS: "100" },
-      { database: { name: "postgres", url: postgres.url, drop: async () => {} } },
+      { database: { name: "postgres", url: own.postgres.url, drop: async () => {} } },
     );
     try {
       const project = await createProject(service, "p", "P");
@@ -352,7 +351,7 @@ describe("a crash of Postgres in the middle of a burst", () => {
         return rows.length >= 100 ? rows : undefined;
       });
       await crashPostgres();
-      postgres = await startEmbeddedPostgres({ dataDir, port, logger });
+      own.postgres = await own.start();
       release();
       await waitUntil(
         "every delivery done",
