@@ -38,6 +38,7 @@ export const serverIndependent = [
   "test/integration/metrics-endpoint.test.ts",
   "test/integration/monitoring.test.ts",
   // helm, promtool, git and a child Node process: no database at all.
+  "test/integration/ci-tally.test.ts",
   "test/integration/chart*.test.ts",
   "test/integration/monitoring-rules.test.ts",
   "test/integration/idle-memory.test.ts",
