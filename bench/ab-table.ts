@@ -1,7 +1,11 @@
 // The figures of an A/B run (bench/ab-builds.sh) side by side:
 // `npx tsx bench/ab-table.ts <runs dir> [build …]`.
 // Reads every <build>-<pair>.log that bench/delivery.ts wrote and prints one Markdown table, a row per
-// figure and a column per build, each cell the runs' values in the order they ran (pair 1 / pair 2 …).
+// figure and a column per build, each cell the runs' values in the order they ran (pair 1 ; pair 2 …).
+// Then the first build's value over each other build's in the
+// same pair: the median of those ratios and their range (above 1 is more: better for deliveries/s,
+// worse for times, CPU and memory). A single pair moves by a fifth either way on these machines; the
+// median of many alternated pairs is what "within noise" is judged by.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
@@ -19,7 +23,8 @@ function figuresOf(log: string): Figures {
   )) {
     const [, name, perSecond, p50, p99] = match as unknown as string[];
     figures.set(`${name}: deliveries/s`, number(perSecond as string));
-    figures.set(`${name}: p50 / p99 ms`, `${number(p50 as string)} / ${number(p99 as string)}`);
+    figures.set(`${name}: p50 ms`, number(p50 as string));
+    figures.set(`${name}: p99 ms`, number(p99 as string));
   }
   // "How each scenario ran": a scenario's name, then its notes indented below it.
   let scenario = "";
@@ -28,8 +33,10 @@ function figuresOf(log: string): Figures {
     if (name) scenario = name[1] as string;
     if (!scenario) continue;
     const cpu = /CPU per delivery: (\d+) µs \(this process (\d+), Postgres (\d+)/.exec(line);
-    if (cpu)
-      figures.set(`${scenario}: CPU µs per delivery (this process + Postgres)`, `${cpu[2]} + ${cpu[3]}`);
+    if (cpu) {
+      figures.set(`${scenario}: CPU µs per delivery, this process`, cpu[2] as string);
+      figures.set(`${scenario}: CPU µs per delivery, Postgres`, cpu[3] as string);
+    }
     const pg = /Postgres time per event: (\d+) µs/.exec(line);
     if (pg) figures.set(`${scenario}: pg_stat_statements µs per event`, pg[1] as string);
     // "  record and claim: 0.10 calls, 22 µs execution + 0 µs planning per event": µs a call.
@@ -51,18 +58,26 @@ function figuresOf(log: string): Figures {
     );
   for (const match of log.matchAll(
     /(\d+) events\/s: latency split: .*?commit → arrival [^p]*p50 ([\d.]+) \/ p99 ([\d.]+) ms/g,
-  ))
-    figures.set(`engine, ${match[1]} events/s: commit → arrival p50 / p99 ms`, `${match[2]} / ${match[3]}`);
+  )) {
+    figures.set(`engine, ${match[1]} events/s: commit → arrival p50 ms`, match[2] as string);
+    figures.set(`engine, ${match[1]} events/s: commit → arrival p99 ms`, match[3] as string);
+  }
   const memory = /idle RSS (\d+) MiB; draining \d+ events \([\d.]+ s\): peak RSS (\d+) MiB/.exec(log);
-  if (memory) figures.set("service process: idle / peak RSS MiB", `${memory[1]} / ${memory[2]}`);
+  if (memory) {
+    figures.set("service process: idle RSS MiB", memory[1] as string);
+    figures.set("service process: peak RSS MiB", memory[2] as string);
+  }
   return figures;
 }
 
+// Each build's runs by pair number (this-10.log after this-9.log), so that index i is pair i + 1 in
+// every build.
 const runs = new Map<string, Figures[]>();
-for (const file of readdirSync(dir).sort()) {
-  const match = /^(.+)-(\d+)\.log$/.exec(file);
-  if (!match) continue;
-  const build = match[1] as string;
+const logs = readdirSync(dir)
+  .map((file) => /^(.+)-(\d+)\.log$/.exec(file))
+  .filter((match) => match !== null)
+  .sort((a, b) => Number(a[2]) - Number(b[2]));
+for (const [file, build] of logs as unknown as [string, string][]) {
   runs.set(build, [...(runs.get(build) ?? []), figuresOf(readFileSync(path.join(dir, file), "utf8"))]);
 }
 // In the order given after the directory (the order bench/ab-builds.sh ran them), else by name.
@@ -75,4 +90,37 @@ for (const name of names) {
     (runs.get(build) ?? []).map((figures) => figures.get(name) ?? "–").join(" ; "),
   );
   console.log(`| ${name} | ${cells.join(" | ")} |`);
+}
+
+const [first, ...others] = builds;
+if (first && others.length > 0) {
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2
+      ? (sorted[middle] as number)
+      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  };
+  const single = (text: string | undefined) =>
+    text !== undefined && /^-?[\d.]+$/.test(text) ? Number(text) : undefined;
+  console.log(
+    `\n| figure | ${others.map((other) => `${first} ÷ ${other}: median of the pairs (lowest–highest, pairs; above 1 is more)`).join(" | ")} |`,
+  );
+  console.log(`|---|${others.map(() => "---").join("|")}|`);
+  for (const name of names) {
+    const cells = others.map((other) => {
+      const ratios: number[] = [];
+      const mine = runs.get(first) ?? [];
+      const theirs = runs.get(other) ?? [];
+      for (let pair = 0; pair < Math.min(mine.length, theirs.length); pair++) {
+        const a = single(mine[pair]?.get(name));
+        const b = single(theirs[pair]?.get(name));
+        if (a !== undefined && b !== undefined && b !== 0) ratios.push(a / b);
+      }
+      if (ratios.length === 0) return undefined;
+      return `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}, ${ratios.length})`;
+    });
+    if (cells.some((cell) => cell !== undefined))
+      console.log(`| ${name} | ${cells.map((cell) => cell ?? "–").join(" | ")} |`);
+  }
 }
