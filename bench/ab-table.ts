@@ -2,10 +2,10 @@
 // `npx tsx bench/ab-table.ts <runs dir> [build …]`.
 // Reads every <build>-<pair>.log that bench/delivery.ts wrote and prints one Markdown table, a row per
 // figure and a column per build, each cell the runs' values in the order they ran (pair 1 ; pair 2 …).
-// Then the first build's value over each other build's in the
-// same pair: the median of those ratios and their range (above 1 is more: better for deliveries/s,
-// worse for times, CPU and memory). A single pair moves by a fifth either way on these machines; the
-// median of many alternated pairs is what "within noise" is judged by.
+// Then the first build's value over each other build's in the same pair: the median of those ratios
+// and their range (above 1 is more: better for deliveries/s, worse for times, CPU and memory). A
+// single pair moves by a fifth either way on these machines; the median of many alternated pairs is
+// what "within noise" is judged by.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
