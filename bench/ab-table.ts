@@ -8,6 +8,7 @@
 // what "within noise" is judged by.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { median } from "./stats.js";
 
 const dir = process.argv[2];
 if (!dir) throw new Error("usage: tsx bench/ab-table.ts <runs dir>");
@@ -94,13 +95,6 @@ for (const name of names) {
 
 const [first, ...others] = builds;
 if (first && others.length > 0) {
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const middle = Math.floor(sorted.length / 2);
-    return sorted.length % 2
-      ? (sorted[middle] as number)
-      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-  };
   const single = (text: string | undefined) =>
     text !== undefined && /^-?[\d.]+$/.test(text) ? Number(text) : undefined;
   console.log(

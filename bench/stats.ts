@@ -19,6 +19,15 @@ export interface ScenarioResult {
   split?: LatencySplit;
 }
 
+/** The middle value, or the mean of the two middle values of an even count. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
 /** Nearest-rank percentile of sorted values. */
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
