@@ -15,7 +15,10 @@ import { fileURLToPath } from "node:url";
 export interface SqlStatement<P extends Record<string, unknown>> {
   /** The file's name without `.sql`: the prepared statement's name on connections that prepare it. */
   readonly name: string;
-  /** The file's text with `$n` in place of each named parameter (comments kept). */
+  /**
+   * What Postgres is sent (compactText): `-- <name>.sql` and the file's code on one line, `$n` in place
+   * of each named parameter.
+   */
   readonly text: string;
   /** The parameter names, in the order of their placeholders. */
   readonly parameters: readonly string[];
@@ -28,7 +31,7 @@ export function loadSqlStatement<P extends Record<string, unknown>>(file: URL): 
   const { text, parameters } = numberParameters(source, name);
   return {
     name,
-    text,
+    text: `-- ${name}.sql\n${compactText(text)}`,
     parameters,
     values(params) {
       const unknown = Object.keys(params).filter((key) => !parameters.includes(key));
@@ -41,15 +44,33 @@ export function loadSqlStatement<P extends Record<string, unknown>>(file: URL): 
   };
 }
 
+/** A comment, to the end of its line or between its marks. */
+const comment = String.raw`--[^\n]*|\/\*[\s\S]*?\*\/`;
+/** Quoted text: a literal (E'' with backslash escapes) or a quoted identifier. */
+const quoted = String.raw`[eE]'(?:\\.|''|[^'\\])*'|'(?:''|[^'])*'|"(?:""|[^"])*"`;
+
+/**
+ * The text with its comments dropped and each run of whitespace made one space, quoted text kept as
+ * written. The files explain themselves in comments, about half their length, and Postgres handles a
+ * statement's whole text on every execution, not only when preparing it: it copies it into the portal
+ * at each bind, measures it for pg_stat_activity at bind and at execute, and pg_stat_statements scans
+ * it again. With the comments, those took about 17 µs of a single-event emit's 500 (perf, 9,000 emits;
+ * docs/benchmarks.md, "The statements' text"); without them about 8. And pg_stat_activity, which
+ * keeps a statement's first kilobyte, shows its code rather than its header.
+ */
+export function compactText(text: string): string {
+  const tokens = new RegExp(`(?:\\s+|${comment})+|${quoted}`, "g");
+  return text.replace(tokens, (token) => (/^['"eE]/.test(token) ? token : " ")).trim();
+}
+
 /**
  * Replaces `:name` with `$n` outside comments, quoted text and `::` casts. A positional `$n` written in
  * the file is refused: every value is named where it is used.
  */
 export function numberParameters(source: string, name = "statement"): { text: string; parameters: string[] } {
   const parameters: string[] = [];
-  // Comments, quoted literals (E'' with backslash escapes), quoted identifiers, casts, then the rest.
-  const tokens =
-    /--[^\n]*|\/\*[\s\S]*?\*\/|[eE]'(?:\\.|''|[^'\\])*'|'(?:''|[^'])*'|"(?:""|[^"])*"|::|\$\d+|:([a-z_][a-z0-9_]*)/g;
+  // Comments and quoted text first (kept as they are), casts, then the rest.
+  const tokens = new RegExp(`${comment}|${quoted}|::|\\$\\d+|:([a-z_][a-z0-9_]*)`, "g");
   const text = source.replace(tokens, (token, parameter: string | undefined) => {
     if (/^\$\d+$/.test(token)) throw new Error(`${name}.sql uses a positional parameter (${token}): name it`);
     if (parameter === undefined) return token;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadSqlStatement, numberParameters } from "../../src/db/sql-statement.js";
+import { compactText, loadSqlStatement, numberParameters } from "../../src/db/sql-statement.js";
 import { repoRoot } from "../support/tools.js";
 
 // The delivery engine's statements are .sql files written by hand (src/delivery-engine/sql/), loaded by
@@ -22,6 +22,16 @@ describe("named parameters", () => {
     const source = `-- :not_one
 SELECT ':no', E'\\':no', "a:no", x::text, /* :no */ :yes FROM t -- :no`;
     expect(numberParameters(source)).toEqual({ text: source.replace(":yes", "$1"), parameters: ["yes"] });
+  });
+
+  it("sends the code without its comments, whitespace runs as one space, quoted text as written", () => {
+    const source = `-- what it does
+SELECT 'a  -- not a comment', E'\\n  /* nor this */',  "col  name"  /* gone */
+  FROM t  -- gone too
+ WHERE x = 1`;
+    expect(compactText(source)).toBe(
+      `SELECT 'a  -- not a comment', E'\\n  /* nor this */', "col  name" FROM t WHERE x = 1`,
+    );
   });
 
   it("refuses a positional parameter written in a file", () => {
@@ -59,4 +69,13 @@ describe("the engine's statements as files", () => {
         expect(comments, `${file}: :${parameter}`).toContain(`:${parameter}`);
     },
   );
+
+  it.each(files)("%s is sent as its name and its code, one line each", (file) => {
+    const { text } = loadSqlStatement(new URL(`file://${path.join(directory, file)}`));
+    const [first, code, ...more] = text.split("\n");
+    expect(first).toBe(`-- ${file}`);
+    expect(more).toEqual([]);
+    // What is left once the quoted text is taken out holds no comment.
+    expect(code?.replace(/'(?:''|[^'])*'|"(?:""|[^"])*"/g, "")).not.toMatch(/--|\/\*/);
+  });
 });
