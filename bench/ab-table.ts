@@ -38,6 +38,12 @@ function figuresOf(log: string): Figures {
       figures.set(`${scenario}: CPU µs per delivery, this process`, cpu[2] as string);
       figures.set(`${scenario}: CPU µs per delivery, Postgres`, cpu[3] as string);
     }
+    // "Postgres CPU by connection, µs a delivery: the emits' 15.5, the claim's 21.0, …" (bench/cpu.ts).
+    const connections = /Postgres CPU by connection, µs a delivery: (.+)$/.exec(line);
+    for (const part of connections?.[1]?.split(", ") ?? []) {
+      const [, kind, us] = /^(.+) ([\d.]+)$/.exec(part) ?? [];
+      if (kind && us) figures.set(`${scenario}: Postgres CPU µs per delivery, ${kind} connections`, us);
+    }
     const pg = /Postgres time per event: (\d+) µs/.exec(line);
     if (pg) figures.set(`${scenario}: pg_stat_statements µs per event`, pg[1] as string);
     // "  record and claim: 0.10 calls, 22 µs execution + 0 µs planning per event": µs a call.

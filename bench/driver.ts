@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { EventToEmit } from "../src/delivery-engine/emit.js";
 import type { ProjectRow } from "../src/projects/store.js";
-import { cpuPerDelivery, cpuSample, postmasterOf } from "./cpu.js";
+import { cpuPerDelivery, cpuSample, postgresCpuByConnection, postmasterOf } from "./cpu.js";
 import { benchEvents, chunk, sleep, waitUntilAllDone } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
 import { latencies, latencySplit, type ScenarioResult, summarize } from "./stats.js";
@@ -88,9 +88,11 @@ export async function runThroughput(
     concurrent,
     (warmup.length + events.length) * system.fanOut,
   );
-  const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid, postmaster), deliveries);
+  const cpuAfter = cpuSample(receiver.pid, postmaster);
+  const cpu = cpuPerDelivery(cpuBefore, cpuAfter, deliveries);
+  const byConnection = await postgresCpuByConnection(system.observer, cpuBefore, cpuAfter, deliveries);
   const sorted = latencies(await receiver.collect(), run.emittedAt, deliveries);
-  return summarize(
+  const result = summarize(
     name,
     deliveries,
     run.doneAt - run.startedAt,
@@ -101,6 +103,8 @@ export async function runThroughput(
     ],
     cpu,
   );
+  if (byConnection) result.notes.push(byConnection);
+  return result;
 }
 
 /**
@@ -169,24 +173,29 @@ export async function runPaced(
     (warmup.length + count) * system.fanOut,
     doneTimeoutMs,
   );
-  const cpu = cpuPerDelivery(cpuBefore, cpuSample(receiver.pid, postmaster), count * system.fanOut);
+  const cpuAfter = cpuSample(receiver.pid, postmaster);
+  const cpu = cpuPerDelivery(cpuBefore, cpuAfter, count * system.fanOut);
+  const byConnection = await postgresCpuByConnection(
+    system.observer,
+    cpuBefore,
+    cpuAfter,
+    count * system.fanOut,
+  );
   const arrivals = await receiver.collect();
   const emittedAt = new Map([...emitted].map(([id, record]) => [id, record.emittedAt]));
   const sorted = latencies(arrivals, emittedAt, count * system.fanOut);
   const achievedRate = count / (emittedForMs / 1000);
-  return {
-    ...summarize(
-      name,
-      count * system.fanOut,
-      doneAt - startedAt,
-      sorted,
-      [
-        `${count} events, fan-out ${system.fanOut}, one event per transaction, paced at ${options.ratePerSecond}/s (achieved ${achievedRate.toFixed(0)}/s), after a warm-up of ${warmup.length} at that rate`,
-        ...options.notes,
-      ],
-      cpu,
-    ),
-    split: latencySplit(arrivals, emitted),
-    achievedRate,
-  };
+  const result = summarize(
+    name,
+    count * system.fanOut,
+    doneAt - startedAt,
+    sorted,
+    [
+      `${count} events, fan-out ${system.fanOut}, one event per transaction, paced at ${options.ratePerSecond}/s (achieved ${achievedRate.toFixed(0)}/s), after a warm-up of ${warmup.length} at that rate`,
+      ...options.notes,
+    ],
+    cpu,
+  );
+  if (byConnection) result.notes.push(byConnection);
+  return { ...result, split: latencySplit(arrivals, emitted), achievedRate };
 }
