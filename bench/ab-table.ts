@@ -22,10 +22,10 @@ function figuresOf(log: string): Figures {
   for (const match of log.matchAll(
     /^\s+(?:round \d+\s+)?(engine[^:\n]*): (\d+) deliveries\/s, p50 ([\d.,]+) ms, p99 ([\d.,]+) ms/gm,
   )) {
-    const [, name, perSecond, p50, p99] = match as unknown as string[];
-    figures.set(`${name}: deliveries/s`, number(perSecond as string));
-    figures.set(`${name}: p50 ms`, number(p50 as string));
-    figures.set(`${name}: p99 ms`, number(p99 as string));
+    const [, name, perSecond = "", p50 = "", p99 = ""] = match;
+    figures.set(`${name}: deliveries/s`, number(perSecond));
+    figures.set(`${name}: p50 ms`, number(p50));
+    figures.set(`${name}: p99 ms`, number(p99));
   }
   // "How each scenario ran": a scenario's name, then its notes indented below it.
   let scenario = "";
@@ -81,10 +81,12 @@ function figuresOf(log: string): Figures {
 // every build.
 const runs = new Map<string, Figures[]>();
 const logs = readdirSync(dir)
-  .map((file) => /^(.+)-(\d+)\.log$/.exec(file))
-  .filter((match) => match !== null)
-  .sort((a, b) => Number(a[2]) - Number(b[2]));
-for (const [file, build] of logs as unknown as [string, string][]) {
+  .flatMap((file) => {
+    const match = /^(.+)-(\d+)\.log$/.exec(file);
+    return match ? [{ file, build: match[1] as string, pair: Number(match[2]) }] : [];
+  })
+  .sort((a, b) => a.pair - b.pair);
+for (const { file, build } of logs) {
   runs.set(build, [...(runs.get(build) ?? []), figuresOf(readFileSync(path.join(dir, file), "utf8"))]);
 }
 // In the order given after the directory (the order bench/ab-builds.sh ran them), else by name.
