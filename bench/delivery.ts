@@ -66,6 +66,17 @@ const baselineNote = `pg-boss: batchSize ${baselineSettings.batchSize} × localC
 type Starter = (database: BenchDatabase, receiverUrl: string, fanOut: number) => Promise<DeliverySystem>;
 const startEngine: Starter = (database, url, fanOut) =>
   startEngineSystem(database, url, fanOut, engineSettings);
+/** The most a webhook's rate limit may be (migration 020): paced, but never held back by it here. */
+const unreachedRateLimit = 10_000;
+/** The engine with every webhook rate-limited (the claim then takes tokens from each one's pace row). */
+const startEngineLimited: Starter = async (database, url, fanOut) => {
+  const system = await startEngine(database, url, fanOut);
+  await system.observer.query(
+    "UPDATE webhooks SET rate_limit_per_second = $2, rate_limit_burst = $2 WHERE project_id = $1",
+    [system.project.id, unreachedRateLimit],
+  );
+  return system;
+};
 const startBaseline: Starter = (database, url, fanOut) =>
   startBaselineSystem(database, url, fanOut, baselineSettings);
 
@@ -97,18 +108,24 @@ async function withSystem(
  * (measured alone: 40% of the bare loop after 1,000 events, 49% after 20,000).
  */
 function throughputScenarios(server: BenchServer, receiver: ReceiverProcess) {
-  const throughput = (start: Starter, fanOut: number, name: string, note: string) => () =>
-    withSystem(server, receiver, fanOut, start, (system) =>
-      runThroughput(name, system, receiver, {
-        events: Math.round(deliveries / fanOut),
-        perTransaction: Math.max(1, Math.floor(deliveriesPerTransaction / fanOut)),
-        warmupEvents: Math.round(deliveries / fanOut),
-        notes: [note],
-      }),
-    );
+  const throughput =
+    (start: Starter, fanOut: number, name: string, note: string, rolloutEvents?: number) => () =>
+      withSystem(server, receiver, fanOut, start, (system) =>
+        runThroughput(name, system, receiver, {
+          events: Math.round(deliveries / fanOut),
+          perTransaction: Math.max(1, Math.floor(deliveriesPerTransaction / fanOut)),
+          rolloutEvents,
+          warmupEvents: Math.round(deliveries / fanOut),
+          notes: [note],
+        }),
+      );
   return {
     limit: () => runLimit(receiver, { deliveries, warmup: deliveries, concurrency }),
     engine1: throughput(startEngine, 1, "engine, fan-out 1", engineNote),
+    // Order per rollout's own cost (printSummary sets it against engine1, run just before): the same
+    // burst as rollouts of three events (created, progressing, succeeded), each delivery waiting for
+    // the one before it.
+    engine1Ordered: throughput(startEngine, 1, "engine, fan-out 1, rollouts of 3 events", engineNote, 3),
     // The same burst arriving as the paced scenarios' events do, each in a transaction of its own, from
     // as many callers at once as the emitting pool has connections: the burst that moderate rates are
     // held to event for event (commits, wake-ups and claims are shared here only by arriving together).
@@ -124,6 +141,14 @@ function throughputScenarios(server: BenchServer, receiver: ReceiverProcess) {
       ),
     baseline1: throughput(startBaseline, 1, "baseline pg-boss+axios, fan-out 1", baselineNote),
     engine100: throughput(startEngine, 100, "engine, fan-out 100", engineNote),
+    // Pace's own cost (printSummary): engine100 with every webhook rate-limited, at a rate the burst
+    // never reaches, so that the claim takes tokens from each one's pace row and is never held back.
+    engine100Limited: throughput(
+      startEngineLimited,
+      100,
+      "engine, fan-out 100, every webhook rate-limited",
+      `${engineNote}; rate_limit_per_second = rate_limit_burst = ${unreachedRateLimit}`,
+    ),
     baseline100: throughput(startBaseline, 100, "baseline pg-boss+axios, fan-out 100", baselineNote),
   };
 }

@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { EventToEmit } from "../src/delivery-engine/emit.js";
 import type { ProjectRow } from "../src/projects/store.js";
 import { cpuPerDelivery, cpuSample, postgresCpuByConnection, postmasterOf } from "./cpu.js";
-import { benchEvents, chunk, sleep, waitUntilAllDone } from "./fixtures.js";
+import { asRollouts, benchEvents, chunk, sleep, waitUntilAllDone } from "./fixtures.js";
 import type { ReceiverProcess } from "./receiver-process.js";
 import { latencies, latencySplit, type ScenarioResult, summarize } from "./stats.js";
 
@@ -68,16 +68,22 @@ export async function runThroughput(
     perTransaction: number;
     /** Emit transactions at a time (1 unless given): several callers each emitting their own events. */
     concurrentTransactions?: number;
+    /** Every this many consecutive events are one rollout's, in order (fixtures.ts, asRollouts). */
+    rolloutEvents?: number;
     warmupEvents: number;
     notes: string[];
   },
 ): Promise<ScenarioResult> {
   const concurrent = options.concurrentTransactions ?? 1;
-  const warmup = benchEvents(system.project, options.warmupEvents);
+  const eventsOf = (count: number) => {
+    const events = benchEvents(system.project, count);
+    return options.rolloutEvents ? asRollouts(events, options.rolloutEvents) : events;
+  };
+  const warmup = eventsOf(options.warmupEvents);
   await emitAndDrain(system, warmup, options.perTransaction, concurrent, warmup.length * system.fanOut);
   await receiver.collect();
 
-  const events = benchEvents(system.project, options.events);
+  const events = eventsOf(options.events);
   const deliveries = events.length * system.fanOut;
   const postmaster = await postmasterOf(system.observer);
   const cpuBefore = cpuSample(receiver.pid, postmaster);
@@ -98,7 +104,7 @@ export async function runThroughput(
     run.doneAt - run.startedAt,
     sorted,
     [
-      `${options.events} events × fan-out ${system.fanOut}, ${options.perTransaction} events per transaction${concurrent > 1 ? `, ${concurrent} transactions at a time` : ""}, after a warm-up of ${options.warmupEvents} events`,
+      `${options.events} events × fan-out ${system.fanOut}, ${options.perTransaction} events per transaction${concurrent > 1 ? `, ${concurrent} transactions at a time` : ""}${options.rolloutEvents ? `, every ${options.rolloutEvents} one rollout's in order` : ""}, after a warm-up of ${options.warmupEvents} events`,
       ...options.notes,
     ],
     cpu,

@@ -47,6 +47,21 @@ export function benchEvents(project: ProjectRow, count: number): EventToEmit[] {
   return Array.from({ length: count }, () => ({ eventType: benchEventType, projectId: project.id, payload }));
 }
 
+let nextRolloutId = 1;
+
+/**
+ * The events as rollouts of `perRollout` events each, as a rollout's controller writes them: a
+ * rollout's events consecutive, at its positions 0, 1, …, so that each of their deliveries waits for
+ * the one before it (docs/deliveries.md, "Order"). Every call takes rollout ids not used before.
+ */
+export function asRollouts(events: EventToEmit[], perRollout: number): EventToEmit[] {
+  let id = 0;
+  return events.map((event, i) => {
+    if (i % perRollout === 0) id = nextRolloutId++;
+    return { ...event, rollout: { id, position: i % perRollout } };
+  });
+}
+
 export function chunk<T>(items: T[], size: number): T[][] {
   const chunks: T[][] = [];
   for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));

@@ -96,6 +96,27 @@ export function printSummary(
       ]);
     }
   }
+  // What order per rollout and pace cost a burst: each against the same burst without it, in this run.
+  for (const [key, plain, what] of [
+    ["engine1Ordered", "engine1", "order per rollout (fan-out 1, rollouts of 3 events)"],
+    [
+      "engine100Limited",
+      "engine100",
+      "pace (fan-out 100, every webhook rate-limited, the limit not reached)",
+    ],
+  ] as const) {
+    if (!runs.has(key) || !runs.has(plain)) continue;
+    const [withIt, without] = [best(key), best(plain)];
+    const cpu =
+      withIt.cpu && without.cpu
+        ? `; CPU per delivery ${withIt.cpu.total.toFixed(0)} µs against ${without.cpu.total.toFixed(0)} (Postgres ${withIt.cpu.postgres.toFixed(0)} against ${without.cpu.postgres.toFixed(0)})`
+        : "";
+    const plainRounds = without.perRound ?? [];
+    const byRound = (withIt.perRound ?? []).map((rate, i) => rate / (plainRounds[i] ?? Number.NaN));
+    console.log(
+      `  ${what}: ${formatRatio(withIt.deliveriesPerSecond / without.deliveriesPerSecond)} of the deliveries/s without it (round by round ${byRound.map(formatRatio).join(" / ")})${cpu}`,
+    );
+  }
   if (memory) {
     console.log(
       `  service process: idle RSS ${memory.idleRssMiB.toFixed(0)} MiB; peak RSS ${memory.peakRssMiB.toFixed(0)} MiB and peak heap ${memory.peakHeapMiB.toFixed(0)} MiB draining the burst; idle again ${memory.idleAfterRssMiB.toFixed(0)} MiB`,
