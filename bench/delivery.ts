@@ -72,8 +72,8 @@ const unreachedRateLimit = 10_000;
 const startEngineLimited: Starter = async (database, url, fanOut) => {
   const system = await startEngine(database, url, fanOut);
   await system.observer.query(
-    "UPDATE webhooks SET rate_limit_per_second = $2, rate_limit_burst = $2 WHERE project_id = $1",
-    [system.project.id, unreachedRateLimit],
+    "UPDATE webhooks SET rate_limit_per_second = $2, rate_limit_burst = $3 WHERE project_id = $1",
+    [system.project.id, unreachedRateLimit, unreachedRateLimit],
   );
   return system;
 };
