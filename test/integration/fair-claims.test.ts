@@ -128,3 +128,40 @@ describe("a claim", () => {
     expect(rows.every((row) => row.more_due)).toBe(true);
   });
 });
+
+describe("a claim of rate-limited webhooks", () => {
+  const paceRows = async () => {
+    const { rows } = await pool.query<{ webhook_id: number; tokens: number; refilled_at: Date }>(
+      "SELECT webhook_id::int, tokens, refilled_at FROM webhook_pace ORDER BY webhook_id",
+    );
+    return new Map(rows.map((row) => [row.webhook_id, row]));
+  };
+
+  it("takes tokens only from the buckets of webhooks it gave rows to, and leaves the others' pace rows as they were", async () => {
+    const other = await addWebhook("deployment.created");
+    await pool.query(
+      "UPDATE webhooks SET rate_limit_per_second = 1, rate_limit_burst = 5 WHERE id = ANY ($1::bigint[])",
+      [[first, other]],
+    );
+    await emit(10, "deployment.created");
+    // The first claim finds no pace rows (written by an older replica's limit): it makes full ones.
+    expect((await claim(1)).rows).toHaveLength(0);
+    const full = await paceRows();
+    expect([...full.values()].map((row) => row.tokens)).toEqual([5, 5]);
+    // Three rows for `first` (its allowance), none for `other` (known, restricted to nothing).
+    const plan: ClaimPlan = {
+      allowances: new Map([
+        [first, { allowance: 3, restricted: false }],
+        [other, { allowance: 0, restricted: false }],
+      ]),
+      defaultAllowance: 2,
+      restrictedBudget: 16,
+    };
+    const { perWebhook } = await claim(10, plan);
+    expect(Object.fromEntries(perWebhook)).toEqual({ [first]: 3 });
+    const after = await paceRows();
+    // The bucket was full (the burst: refilling adds nothing), less the three taken.
+    expect(after.get(first)?.tokens).toBe(2);
+    expect(after.get(other)).toEqual(full.get(other));
+  });
+});

@@ -113,12 +113,14 @@ WITH RECURSIVE unfinished_webhooks (webhook_id) AS (
   RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempt_number, d.rollout_id, d.body, d.body_headers,
             d.created_at
 ), pace_taken AS (
-  -- What the claim took from each paced webhook's bucket (its pace row, locked by `gates`).
+  -- What the claim took from each paced webhook's bucket (its pace row, locked by `gates`), counted
+  -- once per webhook. A webhook given no row keeps its pace row as it was: its level is refilled from
+  -- refilled_at whenever it is read, the same as if it were written now.
   UPDATE webhook_pace b
-     SET tokens = g.tokens - (SELECT count(*) FROM claimed c WHERE c.webhook_id = g.webhook_id),
-         refilled_at = clock_timestamp()
-    FROM gates g
-   WHERE b.webhook_id = g.webhook_id AND g.paced
+     SET tokens = g.tokens - t.taken, refilled_at = clock_timestamp()
+    FROM (SELECT webhook_id, count(*) AS taken FROM claimed GROUP BY webhook_id) t
+    JOIN gates g ON g.webhook_id = t.webhook_id
+   WHERE b.webhook_id = t.webhook_id AND g.paced
 )
 -- The claimed rows with what a send needs (worker.ts, ClaimedDelivery in claim.ts). `shape` is null for
 -- a webhook that chose nothing but the default; else its format, signature scheme, headers and opt-in to
