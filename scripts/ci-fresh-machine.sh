@@ -12,7 +12,7 @@
 # Prints how long the run took and its exit code, and exits with it. Afterwards the machine is put
 # back: whatever was removed and not installed again by the run is reinstalled, policy-rc.d is as it
 # was, and the fresh directory is deleted (KEEP=1 keeps it, for a look at the run's logs).
-# Takes 26.5–31 minutes on 2 cores (26:33 to 30:40 in six runs on 2026-12-07): the control plane, kubelet and
+# Takes 26.5–31 minutes on 2 cores (26:33 to 30:40 in seven runs on 2026-12-07 and 08): the control plane, kubelet and
 # Prometheus compile from nothing, beside npm test.
 set -euo pipefail
 [[ $(id -u) -eq 0 ]] || { echo "run it as root: it removes and reinstalls Debian packages" >&2; exit 2; }
