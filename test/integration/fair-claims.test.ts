@@ -148,7 +148,7 @@ describe("a claim of rate-limited webhooks", () => {
     expect((await claim(1)).rows).toHaveLength(0);
     const full = await paceRows();
     expect([...full.values()].map((row) => row.tokens)).toEqual([5, 5]);
-    // Three rows for `first` (its allowance), none for `other` (known, restricted to nothing).
+    // Three rows for `first` (its allowance), none for `other` (known, with no allowance left).
     const plan: ClaimPlan = {
       allowances: new Map([
         [first, { allowance: 3, restricted: false }],
