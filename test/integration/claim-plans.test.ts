@@ -3,7 +3,7 @@ import { type Pool, withTransaction } from "../../src/db/pool.js";
 import { emitEvents } from "../../src/delivery-engine/emit.js";
 import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/queue.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
-import { onNewDatabase, resetToOneWebhook } from "../support/new-database.js";
+import { onNewDatabase, resetToOneWebhook, workerConnectionsOf } from "../support/new-database.js";
 
 // A claim reads the head of the queue, however the planner's statistics look, with the generic plan the
 // worker's connections use (planning every execution was most of the engine's Postgres time). Run on
@@ -77,7 +77,7 @@ async function claimBoth(turns: number): Promise<number> {
     for (const plan of [plainPlan, cappedPlan()]) {
       claimed += (
         await recordAndClaim(
-          { outcomes: pool, leases: pool },
+          workerConnectionsOf(pool),
           "worker-a",
           [],
           { limit: 128, leaseMs: 60_000, plan },
@@ -104,9 +104,8 @@ it("the claim's generic plan reads only the head of a backlog the statistics mis
   let claimed = 0;
   for (let turn = 0; turn < 10; turn++) {
     const claim = { limit: 128, leaseMs: 60_000, plan: plainPlan };
-    claimed += (
-      await recordAndClaim({ outcomes: pool, leases: pool }, "worker-a", [], claim, autoDisablePolicy)
-    ).length;
+    claimed += (await recordAndClaim(workerConnectionsOf(pool), "worker-a", [], claim, autoDisablePolicy))
+      .length;
   }
   const reads = (await unfinishedIndexReads()) - before;
   expect(claimed).toBe(1_280);
@@ -125,7 +124,7 @@ it("the claim capped by a webhook's allowance reads only the head of a backlog t
   for (let turn = 0; turn < 10; turn++) {
     const before = await unfinishedIndexReads();
     expect(
-      await recordAndClaim({ outcomes: pool, leases: pool }, "worker-a", [], claim, autoDisablePolicy),
+      await recordAndClaim(workerConnectionsOf(pool), "worker-a", [], claim, autoDisablePolicy),
     ).toHaveLength(64);
     reads.push((await unfinishedIndexReads()) - before);
   }

@@ -6,7 +6,7 @@ import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/
 import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
-import { onNewDatabase, resetToOneWebhook } from "../support/new-database.js";
+import { onNewDatabase, resetToOneWebhook, workerConnectionsOf } from "../support/new-database.js";
 import { testSecretBox } from "../support/secret-keys.js";
 
 // The claim hands slots out round-robin across the webhooks with due rows, the one holding the fewest
@@ -44,7 +44,7 @@ const nobodyKnown: ClaimPlan = { allowances: new Map(), defaultAllowance: 2, res
 
 async function claim(limit: number, plan: ClaimPlan = nobodyKnown) {
   const rows = await recordAndClaim(
-    { outcomes: pool, leases: pool },
+    workerConnectionsOf(pool),
     "worker-a",
     [],
     { limit, leaseMs: 60_000, plan },

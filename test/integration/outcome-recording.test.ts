@@ -15,7 +15,7 @@ import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { createProject, createWebhook } from "../support/api-fixtures.js";
 import { createTestDatabase } from "../support/database.js";
-import { onNewDatabase } from "../support/new-database.js";
+import { onNewDatabase, workerConnectionsOf } from "../support/new-database.js";
 import { freePort } from "../support/ports.js";
 import { type Receiver, startReceiver } from "../support/receiver.js";
 import { testSecretBox } from "../support/secret-keys.js";
@@ -64,7 +64,7 @@ describe("recording an outcome whose lease ran out", () => {
       plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
     };
     const [claimed] = await recordAndClaim(
-      { outcomes: pool, leases: pool },
+      workerConnectionsOf(pool),
       "worker-a",
       [],
       claim,
@@ -89,7 +89,7 @@ describe("recording an outcome whose lease ran out", () => {
       signature: null,
     };
     const reclaimed = await recordAndClaim(
-      { outcomes: pool, leases: pool },
+      workerConnectionsOf(pool),
       "worker-a",
       [{ id: claimed?.id ?? 0, outcome, deliveredAtMs: Date.now() }],
       claim,
@@ -127,7 +127,7 @@ describe("the claim beside a record", () => {
       plan: { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 },
     };
     const [claimed] = await recordAndClaim(
-      { outcomes: pool, leases: pool },
+      workerConnectionsOf(pool),
       "worker-a",
       [],
       claim,
@@ -188,7 +188,7 @@ describe("a record that fails beside a claim", () => {
       deliveredAtMs: Date.now(),
     };
     await expect(
-      recordAndClaim({ outcomes: pool, leases: pool }, "worker-a", [refused], claim, autoDisablePolicy),
+      recordAndClaim(workerConnectionsOf(pool), "worker-a", [refused], claim, autoDisablePolicy),
     ).rejects.toThrow();
     const { rows } = await pool.query("SELECT state, locked_by FROM deliveries");
     expect(rows).toEqual([{ state: "queued", locked_by: null }]);

@@ -6,7 +6,7 @@ import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
 import { insertProject } from "../../src/projects/store.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
-import { onNewDatabase } from "../support/new-database.js";
+import { onNewDatabase, workerConnectionsOf } from "../support/new-database.js";
 import { testSecretBox } from "../support/secret-keys.js";
 
 // The follow-up variants of the record-and-claim statement, driven directly (no worker): the same
@@ -61,13 +61,7 @@ describe.each(plans)("with the %s claim", (name, limit, planFor) => {
       ]),
     );
     const claim = { limit, leaseMs: 60_000, plan: planFor(webhook.id) };
-    const [first] = await recordAndClaim(
-      { outcomes: pool, leases: pool },
-      "worker",
-      [],
-      claim,
-      autoDisablePolicy,
-    );
+    const [first] = await recordAndClaim(workerConnectionsOf(pool), "worker", [], claim, autoDisablePolicy);
     expect(first).toMatchObject({
       attempt_number: 1,
       retry_max_attempts: 2,
@@ -75,7 +69,7 @@ describe.each(plans)("with the %s claim", (name, limit, planFor) => {
       enabled: true,
     });
     const [second] = await recordAndClaim(
-      { outcomes: pool, leases: pool },
+      workerConnectionsOf(pool),
       "worker",
       [
         {
@@ -139,7 +133,7 @@ describe("with nothing to claim (outcomes recorded on their own)", () => {
     await emit();
     const plan = { allowances: new Map(), defaultAllowance: 100, restrictedBudget: 100 };
     const claimed = await recordAndClaim(
-      { outcomes: pool, leases: pool },
+      workerConnectionsOf(pool),
       "worker",
       [],
       { limit: 10, leaseMs: 60_000, plan },
@@ -153,7 +147,7 @@ describe("with nothing to claim (outcomes recorded on their own)", () => {
     const plainId = byWebhook.get(plain.id) ?? 0;
     expect(
       await recordAndClaim(
-        { outcomes: pool, leases: pool },
+        workerConnectionsOf(pool),
         "worker",
         [{ id: plainId, outcome: succeeded, deliveredAtMs: Date.now() }],
         nothing,
@@ -169,7 +163,7 @@ describe("with nothing to claim (outcomes recorded on their own)", () => {
       countedByPolicy: true,
     };
     expect(
-      await recordAndClaim({ outcomes: pool, leases: pool }, "worker", [outcome], nothing, autoDisablePolicy),
+      await recordAndClaim(workerConnectionsOf(pool), "worker", [outcome], nothing, autoDisablePolicy),
     ).toEqual([]);
 
     const { rows } = await pool.query("SELECT id, state, success FROM deliveries ORDER BY id");

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from "vitest";
 import { createPool, type Pool } from "../../src/db/pool.js";
+import type { WorkerConnections } from "../../src/delivery-engine/queue.js";
 import { insertProject } from "../../src/projects/store.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
@@ -48,3 +49,9 @@ export async function resetToOneWebhook(pool: Pool): Promise<{ projectId: number
   });
   return { projectId: project.id, webhookId: webhook.id };
 }
+
+/**
+ * The worker's two connections (WorkerConnections: the record's and the claim's) from one test pool:
+ * each statement of a turn takes a connection of its own from it, or waits for the one there is.
+ */
+export const workerConnectionsOf = (pool: Pool): WorkerConnections => ({ outcomes: pool, leases: pool });
