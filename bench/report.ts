@@ -29,6 +29,16 @@ export class ScenarioRuns {
   }
 }
 
+/**
+ * One scenario's deliveries/s over another's, round by round: each round runs them back to back, so a
+ * round's ratio sets them side by side in the same moment of the machine, which the best rounds of
+ * two scenarios need not be.
+ */
+function roundByRound(a: ScenarioResult, b: ScenarioResult): string {
+  const bRounds = b.perRound ?? [];
+  return (a.perRound ?? []).map((rate, i) => formatRatio(rate / (bRounds[i] ?? Number.NaN))).join(" / ");
+}
+
 export function printProgress(round: number | null, result: ScenarioResult): void {
   const prefix = round === null ? "" : `round ${round}  `;
   console.log(
@@ -72,14 +82,7 @@ export function printSummary(
     console.log(
       `  fan-out ${fanOut}: engine/limit ${formatRatio(ofLimit)}${ofBaseline === undefined ? "" : `, engine/baseline ${ofBaseline.toFixed(2)}×`}`,
     );
-    // Each round runs the systems back to back, so a round's ratio sets them side by side in the same
-    // moment of the machine; the best rounds of two systems can fall in different moments when other
-    // work comes and goes.
-    const limitRounds = best("limit").perRound ?? [];
-    const byRound = (best(`engine${fanOut}`).perRound ?? []).map(
-      (rate, i) => rate / (limitRounds[i] ?? Number.NaN),
-    );
-    console.log(`    engine/limit round by round: ${byRound.map(formatRatio).join(" / ")}`);
+    console.log(`    engine/limit round by round: ${roundByRound(best(`engine${fanOut}`), best("limit"))}`);
     // On cores that every process shares, throughput follows the CPU a delivery costs in all of them.
     const limitCpu = best("limit").cpu;
     const engineCpu = best(`engine${fanOut}`).cpu;
@@ -111,10 +114,8 @@ export function printSummary(
       withIt.cpu && without.cpu
         ? `; CPU per delivery ${withIt.cpu.total.toFixed(0)} µs against ${without.cpu.total.toFixed(0)} (Postgres ${withIt.cpu.postgres.toFixed(0)} against ${without.cpu.postgres.toFixed(0)})`
         : "";
-    const plainRounds = without.perRound ?? [];
-    const byRound = (withIt.perRound ?? []).map((rate, i) => rate / (plainRounds[i] ?? Number.NaN));
     console.log(
-      `  ${what}: ${formatRatio(withIt.deliveriesPerSecond / without.deliveriesPerSecond)} of the deliveries/s without it (round by round ${byRound.map(formatRatio).join(" / ")})${cpu}`,
+      `  ${what}: ${formatRatio(withIt.deliveriesPerSecond / without.deliveriesPerSecond)} of the deliveries/s without it (round by round ${roundByRound(withIt, without)})${cpu}`,
     );
   }
   if (memory) {

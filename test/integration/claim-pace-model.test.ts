@@ -8,7 +8,12 @@ import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
 import type { DeploymentEventType } from "../../src/event-types.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
-import { onNewDatabase, resetToOneWebhook, workerConnectionsOf } from "../support/new-database.js";
+import {
+  onNewDatabase,
+  paceRowsOf,
+  resetToOneWebhook,
+  workerConnectionsOf,
+} from "../support/new-database.js";
 import { testSecretBox } from "../support/secret-keys.js";
 
 // The claim's pace rules (sql/claim.sql, `gates` and `pace_taken`) against a model, over random
@@ -36,18 +41,6 @@ interface Model {
   /** Rows claimed and not finished (the claims' leases outlast a run): what the worker says it holds. */
   held: number[];
   tokens: Array<number | null>;
-}
-
-interface PaceRow {
-  tokens: number;
-  refilled_at: Date;
-}
-
-async function paceRows(): Promise<Map<number, PaceRow>> {
-  const { rows } = await pool.query<PaceRow & { webhook_id: number }>(
-    "SELECT webhook_id::int, tokens, refilled_at FROM webhook_pace",
-  );
-  return new Map(rows.map(({ webhook_id, ...row }) => [webhook_id, row]));
 }
 
 class Emit implements fc.AsyncCommand<Model, object> {
@@ -100,7 +93,7 @@ class Claim implements fc.AsyncCommand<Model, object> {
       restrictedBudget: 16,
       held: new Map(model.webhookIds.map((id, i) => [id, model.held[i] ?? 0])),
     };
-    const before = await paceRows();
+    const before = await paceRowsOf(pool);
     const rows = await recordAndClaim(
       workerConnectionsOf(pool),
       "worker-a",
@@ -108,7 +101,7 @@ class Claim implements fc.AsyncCommand<Model, object> {
       { limit: this.limit, leaseMs: 600_000, plan },
       autoDisablePolicy,
     );
-    const after = await paceRows();
+    const after = await paceRowsOf(pool);
     const got = model.webhookIds.map((id) => rows.filter((row) => row.webhook_id === id).length);
     expect(rows.length).toBeLessThanOrEqual(this.limit);
     // What each webhook could get: its due rows, its allowance, its whole tokens.

@@ -6,7 +6,12 @@ import { claimSessionSettings, recordAndClaim } from "../../src/delivery-engine/
 import type { ClaimPlan } from "../../src/delivery-engine/receiver-limits.js";
 import { autoDisablePolicy } from "../../src/webhooks/auto-disable.js";
 import { insertWebhook } from "../../src/webhooks/store.js";
-import { onNewDatabase, resetToOneWebhook, workerConnectionsOf } from "../support/new-database.js";
+import {
+  onNewDatabase,
+  paceRowsOf,
+  resetToOneWebhook,
+  workerConnectionsOf,
+} from "../support/new-database.js";
 import { testSecretBox } from "../support/secret-keys.js";
 
 // The claim hands slots out round-robin across the webhooks with due rows, the one holding the fewest
@@ -130,13 +135,6 @@ describe("a claim", () => {
 });
 
 describe("a claim of rate-limited webhooks", () => {
-  const paceRows = async () => {
-    const { rows } = await pool.query<{ webhook_id: number; tokens: number; refilled_at: Date }>(
-      "SELECT webhook_id::int, tokens, refilled_at FROM webhook_pace ORDER BY webhook_id",
-    );
-    return new Map(rows.map((row) => [row.webhook_id, row]));
-  };
-
   it("takes tokens only from the buckets of webhooks it gave rows to, and leaves the others' pace rows as they were", async () => {
     const other = await addWebhook("deployment.created");
     await pool.query(
@@ -146,7 +144,7 @@ describe("a claim of rate-limited webhooks", () => {
     await emit(10, "deployment.created");
     // The first claim finds no pace rows (written by an older replica's limit): it makes full ones.
     expect((await claim(1)).rows).toHaveLength(0);
-    const full = await paceRows();
+    const full = await paceRowsOf(pool);
     expect([...full.values()].map((row) => row.tokens)).toEqual([5, 5]);
     // Three rows for `first` (its allowance), none for `other` (known, with no allowance left).
     const plan: ClaimPlan = {
@@ -159,7 +157,7 @@ describe("a claim of rate-limited webhooks", () => {
     };
     const { perWebhook } = await claim(10, plan);
     expect(Object.fromEntries(perWebhook)).toEqual({ [first]: 3 });
-    const after = await paceRows();
+    const after = await paceRowsOf(pool);
     // The bucket was full (the burst: refilling adds nothing), less the three taken.
     expect(after.get(first)?.tokens).toBe(2);
     expect(after.get(other)).toEqual(full.get(other));

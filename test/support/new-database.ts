@@ -55,3 +55,11 @@ export async function resetToOneWebhook(pool: Pool): Promise<{ projectId: number
  * each statement of a turn takes a connection of its own from it, or waits for the one there is.
  */
 export const workerConnectionsOf = (pool: Pool): WorkerConnections => ({ outcomes: pool, leases: pool });
+
+/** Each rate-limited webhook's pace row (migration 021): its bucket's tokens as of refilled_at. */
+export async function paceRowsOf(pool: Pool): Promise<Map<number, { tokens: number; refilled_at: Date }>> {
+  const { rows } = await pool.query<{ webhook_id: number; tokens: number; refilled_at: Date }>(
+    "SELECT webhook_id::int, tokens, refilled_at FROM webhook_pace ORDER BY webhook_id",
+  );
+  return new Map(rows.map(({ webhook_id, ...row }) => [webhook_id, row]));
+}
